@@ -1,0 +1,150 @@
+package crisp
+
+import (
+	"context"
+	"time"
+
+	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/future"
+)
+
+// SendOption sets a property of one message: its deadline, context,
+// priority, tag or name. Options are plain values, applied in order
+// without allocating.
+type SendOption struct {
+	kind sendKind
+	n    int64 // Within's duration, Priority's value
+	t    time.Time
+	v    any // Tag's value, Context's context
+	s    string
+}
+
+type sendKind uint8
+
+const (
+	optNone sendKind = iota
+	optWithin
+	optBy
+	optContext
+	optPriority
+	optTag
+	optName
+)
+
+// Within gives the message a start deadline d from now on the system's
+// clock. A d of zero or less means "must start now": the message is
+// missed at once and never queued. With several deadline options the
+// earliest wins.
+func Within(d time.Duration) SendOption { return SendOption{kind: optWithin, n: int64(d)} }
+
+// By gives the message an absolute start deadline. A deadline already
+// passed fails the message at once; the zero time means no deadline.
+func By(t time.Time) SendOption { return SendOption{kind: optBy, t: t} }
+
+// Context ties the message to ctx: it takes the earlier of its own
+// deadline and ctx's, it fails at once with ctx.Err() if ctx has already
+// ended, and it is dropped with ctx.Err() if ctx ends before it starts.
+// The handler sees ctx as Proc.Context.
+func Context(ctx context.Context) SendOption { return SendOption{kind: optContext, v: ctx} }
+
+// Priority sets the message's priority for policies that use one
+// (policy.Priority): larger runs first. The default is 0.
+func Priority(n int) SendOption { return SendOption{kind: optPriority, n: int64(n)} }
+
+// Tag attaches any value to the message for the actor's policy to read
+// (a customer, a tenant, a class of service). Passing a non-pointer value
+// may allocate, as any conversion to an interface does.
+func Tag(v any) SendOption { return SendOption{kind: optTag, v: v} }
+
+// Name names the message in errors, logs and traces. By default a
+// message is named after its handler function.
+func Name(name string) SendOption { return SendOption{kind: optName, s: name} }
+
+// Call sends fn to actor a and returns the future of its result. fn runs
+// on the actor, with its state, after the work the actor's policy puts
+// before it; no other handler of a runs meanwhile. The future resolves
+// exactly once: with fn's results, or with a *deadline.MissedError if fn
+// could not start by the message's deadline, a *PanicError if fn
+// panicked, ErrStopped if the actor stopped first, or the context's error.
+//
+// Call never blocks. It panics if a or fn is nil.
+func Call[S, T any](a *Actor[S], fn func(p *Proc, s S) (T, error), opts ...SendOption) *future.Future[T] {
+	if a == nil {
+		panic("crisp: Call to a nil actor")
+	}
+	if fn == nil {
+		panic("crisp: Call with a nil handler")
+	}
+	c := &call[S, T]{a: a, fn: fn, pr: future.NewPromise[T](a.sys.clk)}
+	a.send(&c.message, c, opts)
+	return c.pr.Future()
+}
+
+// Tell sends fn to actor a without a future: fire and forget. It obeys
+// the same options and order as Call; a Tell that misses its deadline is
+// reported only to the actor's miss hook, and one that panics only to the
+// system's logger. Tell never blocks. It panics if a or fn is nil.
+func Tell[S any](a *Actor[S], fn func(p *Proc, s S), opts ...SendOption) {
+	if a == nil {
+		panic("crisp: Tell to a nil actor")
+	}
+	if fn == nil {
+		panic("crisp: Tell with a nil handler")
+	}
+	t := &tell[S]{a: a, fn: fn}
+	a.send(&t.message, t, opts)
+}
+
+// send applies opts to m and queues it on a, or fails it at once.
+func (a *core) send(m *message, j job, opts []SendOption) {
+	s := a.sys
+	var (
+		dl      time.Time
+		now     time.Time
+		haveNow bool
+		ctx     context.Context
+	)
+	for i := range opts {
+		o := &opts[i]
+		switch o.kind {
+		case optWithin:
+			if !haveNow {
+				now, haveNow = s.clk.Now(), true
+			}
+			dl = deadline.Earliest(dl, now.Add(time.Duration(o.n)))
+		case optBy:
+			dl = deadline.Earliest(dl, o.t)
+		case optContext:
+			ctx, _ = o.v.(context.Context)
+		case optPriority:
+			m.item.Priority = int(o.n)
+		case optTag:
+			m.item.Tag = o.v
+		case optName:
+			m.item.Name = o.s
+		}
+	}
+	m.item.Payload = j
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			m.state.Store(stCancelled)
+			j.fail(err)
+			return
+		}
+		if cd, ok := ctx.Deadline(); ok {
+			dl = deadline.Earliest(dl, cd)
+		}
+	}
+	m.item.Deadline = dl
+	if !dl.IsZero() {
+		if !haveNow {
+			now = s.clk.Now()
+		}
+		if !now.Before(dl) {
+			m.state.Store(stMissed)
+			a.miss(m, j, now)
+			return
+		}
+	}
+	a.enqueue(m, j, now, ctx)
+}

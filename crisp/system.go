@@ -1,0 +1,231 @@
+package crisp
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/crisprt/crisp/watchdog"
+)
+
+// System owns the goroutines of a set of actors: their runners, their
+// suspended processes and the one watchdog that notices missed deadlines.
+// Make one with NewSystem and end it with Shutdown. All methods are safe
+// for concurrent use.
+//
+// A System keeps no registry of actors. It knows only the actors that
+// have work (queued, running or suspended), so that Shutdown can reach
+// them; an idle actor is known to nobody but its holders and is garbage
+// once they drop it.
+type System struct {
+	clk clock.Clock
+	log *slog.Logger
+	wd  *watchdog.Watchdog
+
+	closed atomic.Bool
+	// busy counts actors held by a goroutine (running work or about to);
+	// WaitIdle waits for it to reach zero. gor counts goroutines started
+	// for actors; Shutdown waits for it to reach zero.
+	busy atomic.Int64
+	gor  atomic.Int64
+
+	// waiting counts goroutines in waitFor; notify skips the lock when
+	// it is zero.
+	waiting atomic.Int32
+	waitMu  sync.Mutex    // guards waitCh
+	waitCh  chan struct{} // closed and replaced on every notify
+
+	shards [nShards]shard
+
+	shutdownOnce sync.Once
+	shutdownDone chan struct{} // closed when Shutdown has finished its work
+}
+
+// nShards spreads the live-actor lists so that actors starting and
+// stopping on different processors rarely share a lock.
+const nShards = 16
+
+// shard is one list of live actors: those with work or suspended
+// processes. Shutdown walks them.
+type shard struct {
+	mu     sync.Mutex // guards head, closed and the actors' shard links
+	head   *core
+	closed bool
+	_      [40]byte // keep shards on separate cache lines
+}
+
+// Option configures a System.
+type Option interface{ apply(*System) }
+
+type optionFunc func(*System)
+
+func (f optionFunc) apply(s *System) { f(s) }
+
+// WithClock makes the system read time only from clk: deadlines, the
+// watchdog, timed gets of its futures. Tests pass a *clock.Mock; inside a
+// testing/synctest bubble the default real clock is already virtual.
+func WithClock(clk clock.Clock) Option {
+	return optionFunc(func(s *System) {
+		if clk != nil {
+			s.clk = clk
+		}
+	})
+}
+
+// WithLogger sets where the system reports what no caller can be told: a
+// panic in a handler sent with Tell, a panicking miss hook. Missed
+// deadlines are logged at debug level. The default is slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(s *System) {
+		if l != nil {
+			s.log = l
+		}
+	})
+}
+
+// NewSystem starts a system: it starts the watchdog goroutine, which
+// Shutdown ends.
+func NewSystem(opts ...Option) *System {
+	s := &System{clk: clock.New(), log: slog.Default(), shutdownDone: make(chan struct{})}
+	for _, o := range opts {
+		o.apply(s)
+	}
+	s.wd = watchdog.New(s.clk, watchdog.AfterBatch(s.notify))
+	return s
+}
+
+// Clock returns the clock the system reads time from.
+func (s *System) Clock() clock.Clock { return s.clk }
+
+// WaitIdle returns when the system is idle: no handler is running, no
+// message or resumed process is ready, and no deadline that has passed
+// waits to be reported. Suspended processes whose awaited future or
+// condition is still unresolved do not count. It returns ctx.Err() if
+// ctx ends first.
+//
+// With a mock clock, advance time only while the system is idle: call
+// Add, then WaitIdle, then look at the results.
+func (s *System) WaitIdle(ctx context.Context) error {
+	return s.waitFor(ctx, s.idle)
+}
+
+func (s *System) idle() bool {
+	return s.busy.Load() == 0 && s.wd.Idle(s.clk.Now())
+}
+
+// Shutdown stops every actor and the watchdog, and resolves every
+// outstanding future: queued messages with ErrStopped; a running handler
+// finishes and delivers its own result; a suspended process is ended
+// (its deferred calls run) and its future resolves with ErrStopped. It
+// returns once every goroutine the system started has exited, or with
+// ctx.Err() if that takes longer than ctx allows (a handler that does
+// not return); those goroutines are then the caller's to worry about.
+// Messages sent after Shutdown has begun fail with ErrStopped. Calling
+// Shutdown again waits in the same way and returns nil when done.
+func (s *System) Shutdown(ctx context.Context) error {
+	s.shutdownOnce.Do(func() {
+		s.closed.Store(true)
+		var live []*core
+		for i := range s.shards {
+			sh := &s.shards[i]
+			sh.mu.Lock()
+			sh.closed = true
+			for a := sh.head; a != nil; a = a.snext {
+				live = append(live, a)
+			}
+			sh.mu.Unlock()
+		}
+		for _, a := range live {
+			a.stop()
+		}
+		s.wd.Stop()
+		close(s.shutdownDone)
+	})
+	<-s.shutdownDone
+	return s.waitFor(ctx, func() bool { return s.gor.Load() == 0 })
+}
+
+// waitFor blocks until cond holds or ctx ends. cond is re-checked after
+// every notify. A waiter registers before checking and a notifier changes
+// state before looking for waiters, so no wake-up is lost.
+func (s *System) waitFor(ctx context.Context, cond func() bool) error {
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
+	for {
+		s.waitMu.Lock()
+		if s.waitCh == nil {
+			s.waitCh = make(chan struct{})
+		}
+		ch := s.waitCh
+		s.waitMu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// notify wakes every waitFor so it re-checks its condition.
+func (s *System) notify() {
+	if s.waiting.Load() == 0 {
+		return
+	}
+	s.waitMu.Lock()
+	if s.waitCh != nil {
+		close(s.waitCh)
+		s.waitCh = nil
+	}
+	s.waitMu.Unlock()
+}
+
+func (s *System) busyDone() {
+	if s.busy.Add(-1) == 0 {
+		s.notify()
+	}
+}
+
+func (s *System) goroutineDone() {
+	if s.gor.Add(-1) == 0 {
+		s.notify()
+	}
+}
+
+// join puts a in its shard's live list. It reports false, changing
+// nothing, if the system is shutting down. Called with a.mu held.
+func (s *System) join(a *core) bool {
+	sh := &s.shards[a.shard]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.closed {
+		return false
+	}
+	a.sprev, a.snext = nil, sh.head
+	if sh.head != nil {
+		sh.head.sprev = a
+	}
+	sh.head = a
+	return true
+}
+
+// leave takes a out of its shard's live list. Called with a.mu held.
+func (s *System) leave(a *core) {
+	sh := &s.shards[a.shard]
+	sh.mu.Lock()
+	if a.sprev != nil {
+		a.sprev.snext = a.snext
+	} else if sh.head == a {
+		sh.head = a.snext
+	}
+	if a.snext != nil {
+		a.snext.sprev = a.sprev
+	}
+	a.sprev, a.snext = nil, nil
+	sh.mu.Unlock()
+}

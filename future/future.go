@@ -1,0 +1,278 @@
+// Package future provides Future[T], a result that arrives later and is
+// set exactly once, and Promise[T], the side that sets it.
+//
+// A Future is resolved once with a value and an error; every read after
+// that returns the same pair. Get blocks; GetWithin gives up after a
+// duration measured on the future's clock (so a mock clock or a
+// testing/synctest bubble times it out exactly); GetContext gives up when
+// a context ends; Done gives a channel closed on resolution, for select.
+// Giving up never changes the future: a later Get still sees the result.
+//
+// All methods are safe for concurrent use. A future owns no goroutine and
+// no timer: an unresolved future is one small struct, and waiting on it
+// allocates a channel only when the result is not there after a few
+// scheduler yields. Resolving costs two atomic operations plus waking
+// whoever waits. Futures are normally made by crisp.Call; NewPromise makes
+// one for code outside the runtime to resolve.
+//
+//	p := future.NewPromise[int](nil)
+//	go func() { p.Resolve(42, nil) }()
+//	v, err := p.Future().GetWithin(time.Second)
+package future
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// ErrTimeout is returned by GetWithin when the future is still unresolved
+// after the given duration. It reports Timeout() == true.
+var ErrTimeout error = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string { return "future: timed out before the result arrived" }
+func (timeoutError) Timeout() bool { return true }
+
+// spins is how many times a waiter yields the processor, re-checking,
+// before it allocates a channel and parks. A result produced by a
+// goroutine that is runnable right now (the usual case for a request to
+// an idle actor) then costs no allocation and no park/unpark pair.
+const spins = 4
+
+// node is one entry of a future's waiter list: a channel to close, a
+// function to call, or both.
+type node struct {
+	next *node
+	ch   chan struct{}
+	fn   func()
+}
+
+// Sentinels for Future.w. A fresh future holds nil.
+var (
+	resolving = new(node) // a resolver owns the value fields
+	resolved  = new(node) // value fields are final
+)
+
+// closed is returned by Done for resolved futures.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+var realClock = clock.New()
+
+// Future is a value of type T (and an error) that becomes available
+// later. The zero Future is never resolved; futures come from a Promise or
+// from crisp.Call. A Future must not be copied after first use.
+type Future[T any] struct {
+	// w is the whole synchronisation state: nil or a list of waiters
+	// while pending, then resolving, then resolved. Writes to val and err
+	// happen only between the CAS to resolving and the store of resolved.
+	w   atomic.Pointer[node]
+	clk clock.Clock
+	val T
+	err error
+}
+
+// Ready reports, without blocking, whether the future is resolved.
+func (f *Future[T]) Ready() bool { return f.w.Load() == resolved }
+
+// Get waits for the result and returns it.
+func (f *Future[T]) Get() (T, error) {
+	if f.w.Load() != resolved {
+		if !f.spin() {
+			<-f.Done()
+		}
+	}
+	return f.val, f.err
+}
+
+// GetWithin waits at most d, measured on the future's clock, for the
+// result. If it has not arrived by then it returns ErrTimeout and leaves
+// the future as it was. A d of zero or less only checks.
+func (f *Future[T]) GetWithin(d time.Duration) (T, error) {
+	if f.w.Load() == resolved || (d > 0 && f.spin()) {
+		return f.val, f.err
+	}
+	var zero T
+	if d <= 0 {
+		return zero, ErrTimeout
+	}
+	t := f.clock().Timer(d)
+	select {
+	case <-f.Done():
+		t.Stop()
+		return f.val, f.err
+	case <-t.C:
+		if f.Ready() { // resolved at the very instant of the timeout
+			return f.val, f.err
+		}
+		return zero, ErrTimeout
+	}
+}
+
+// GetContext waits for the result or for ctx to end, whichever is first;
+// in the second case it returns ctx.Err() and leaves the future as it was.
+func (f *Future[T]) GetContext(ctx context.Context) (T, error) {
+	if f.w.Load() == resolved {
+		return f.val, f.err
+	}
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	if ctx.Done() == nil {
+		return f.Get()
+	}
+	if f.spin() {
+		return f.val, f.err
+	}
+	select {
+	case <-f.Done():
+		return f.val, f.err
+	case <-ctx.Done():
+		if f.Ready() {
+			return f.val, f.err
+		}
+		return zero, ctx.Err()
+	}
+}
+
+// Done returns a channel that is closed when the future is resolved.
+// Repeated calls return the same channel.
+func (f *Future[T]) Done() <-chan struct{} {
+	var n *node
+	for {
+		h := f.w.Load()
+		switch h {
+		case resolved:
+			return closed
+		case resolving:
+			runtime.Gosched()
+			continue
+		}
+		for w := h; w != nil; w = w.next {
+			if w.ch != nil {
+				return w.ch
+			}
+		}
+		if n == nil {
+			n = &node{ch: make(chan struct{})}
+		}
+		n.next = h
+		if f.w.CompareAndSwap(h, n) {
+			return n.ch
+		}
+	}
+}
+
+// OnResolve arranges for fn to be called once the future is resolved, on
+// the goroutine that resolves it, and reports true. If the future is
+// already resolved it does not call fn and reports false. fn must be quick
+// and must not block: it runs inside the resolver. Runtimes use it to make
+// a waiting process ready the moment its future resolves, without a
+// goroutine parked per wait.
+func (f *Future[T]) OnResolve(fn func()) bool {
+	n := &node{fn: fn}
+	for {
+		h := f.w.Load()
+		switch h {
+		case resolved:
+			return false
+		case resolving:
+			runtime.Gosched()
+			continue
+		}
+		n.next = h
+		if f.w.CompareAndSwap(h, n) {
+			return true
+		}
+	}
+}
+
+// spin yields the processor a few times, reporting whether the future
+// got resolved meanwhile.
+func (f *Future[T]) spin() bool {
+	for range spins {
+		runtime.Gosched()
+		if f.w.Load() == resolved {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Future[T]) clock() clock.Clock {
+	if f.clk == nil {
+		return realClock
+	}
+	return f.clk
+}
+
+// resolve sets the result if nobody has, then wakes the waiters in the
+// order they arrived. It reports whether this call set the result.
+func (f *Future[T]) resolve(v T, err error) bool {
+	for {
+		h := f.w.Load()
+		if h == resolving || h == resolved {
+			return false
+		}
+		if f.w.CompareAndSwap(h, resolving) {
+			f.val, f.err = v, err
+			f.w.Store(resolved)
+			if h != nil {
+				wake(h)
+			}
+			return true
+		}
+	}
+}
+
+// wake reverses the waiter list (pushed newest first) and notifies each.
+func wake(h *node) {
+	var rev *node
+	for h != nil {
+		next := h.next
+		h.next = rev
+		rev, h = h, next
+	}
+	for n := rev; n != nil; n = n.next {
+		if n.ch != nil {
+			close(n.ch)
+		}
+		if n.fn != nil {
+			n.fn()
+		}
+	}
+}
+
+// Promise is the writing side of a Future: whoever holds it resolves the
+// future. Its methods are safe for concurrent use; the first resolution
+// wins and later ones report false.
+type Promise[T any] struct {
+	f Future[T]
+}
+
+// NewPromise returns an unresolved promise whose future measures
+// GetWithin timeouts on clk (the real clock if clk is nil).
+func NewPromise[T any](clk clock.Clock) *Promise[T] {
+	p := new(Promise[T])
+	p.f.clk = clk
+	return p
+}
+
+// Future returns the future this promise resolves.
+func (p *Promise[T]) Future() *Future[T] { return &p.f }
+
+// Resolve sets the future's value and error, waking every waiter. It
+// reports false, changing nothing, if the future was already resolved.
+func (p *Promise[T]) Resolve(v T, err error) bool { return p.f.resolve(v, err) }
+
+// Fail resolves the future with the zero value and err. It reports false
+// if the future was already resolved.
+func (p *Promise[T]) Fail(err error) bool {
+	var zero T
+	return p.f.resolve(zero, err)
+}

@@ -1,0 +1,331 @@
+// Package watchdog runs the one goroutine that notices passed deadlines
+// for every actor of a crisp system.
+//
+// A Watchdog keeps pending deadlines in a binary min-heap and arms a
+// single timer, on its clock, for the earliest. When that timer fires, its
+// goroutine reads the clock once, takes every entry whose deadline is at
+// or before that reading out of the heap, and calls each entry's target
+// with the reading. There is no goroutine or timer per deadline.
+//
+// Watch and Cancel are safe from any goroutine and cost O(log n) in the
+// number of pending deadlines (a random insertion moves O(1) heap slots on
+// average). Targets are called on the watchdog's goroutine, one after
+// another: they must be quick and must not block. New starts the
+// goroutine; Stop ends it and waits for it.
+//
+// Under a mock clock or inside a testing/synctest bubble the timer is
+// virtual, so targets are called at exactly their deadline in virtual time
+// (provided the clock is advanced no further than that deadline at once).
+package watchdog
+
+import (
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// Target is told when the deadline it was watched for has come.
+type Target interface {
+	// Expire is called once, on the watchdog's goroutine, with the clock
+	// reading at which the deadline was found to have passed.
+	Expire(now time.Time)
+}
+
+// Entry is the watchdog's handle on one watched deadline. Embed it in the
+// watched value; its zero value is "not watched". An Entry is in at most
+// one Watchdog at a time.
+type Entry struct {
+	pos    int // heap position + 1; 0 when not watched. Guarded by the Watchdog's mu.
+	target Target
+}
+
+// slot orders entries by deadline, then by when they were watched, so
+// that deadlines at the same instant expire in a repeatable order.
+type slot struct {
+	key int64  // nanoseconds from the watchdog's epoch
+	seq uint64 // registration order
+	e   *Entry
+}
+
+func (a slot) before(b slot) bool { return a.key < b.key || (a.key == b.key && a.seq < b.seq) }
+
+// Option configures a Watchdog.
+type Option interface{ apply(*Watchdog) }
+
+type optionFunc func(*Watchdog)
+
+func (f optionFunc) apply(w *Watchdog) { f(w) }
+
+// AfterBatch sets a function called on the watchdog's goroutine after
+// each batch of expired entries has been handed to its targets. Systems
+// use it to learn when the watchdog has gone quiet.
+func AfterBatch(f func()) Option { return optionFunc(func(w *Watchdog) { w.afterBatch = f }) }
+
+// Watchdog detects passed deadlines. Make one with New.
+type Watchdog struct {
+	clk        clock.Clock
+	epoch      time.Time
+	afterBatch func()
+
+	mu     sync.Mutex // guards heap, seq, timer, armed, isArm, firing, stop, entries' fields
+	heap   []slot
+	seq    uint64
+	timer  *clock.Timer
+	armed  int64 // key the timer is set for; valid when isArmed
+	isArm  bool
+	firing bool // a batch has left the heap and is being expired
+	stop   bool
+
+	kick chan struct{} // buffered(1): the timer has fired
+	quit chan struct{}
+	done chan struct{}
+
+	batch []Target // reused by the goroutine
+}
+
+// New starts a watchdog on clk (the real clock if nil).
+func New(clk clock.Clock, opts ...Option) *Watchdog {
+	if clk == nil {
+		clk = clock.New()
+	}
+	w := &Watchdog{
+		clk:   clk,
+		epoch: clk.Now(),
+		kick:  make(chan struct{}, 1),
+		quit:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	for _, o := range opts {
+		o.apply(w)
+	}
+	go w.loop()
+	return w
+}
+
+// key maps an instant to the heap's integer order. Sub uses the monotonic
+// clock reading when both instants have one and saturates far from the
+// epoch, so the order of keys is the order of time.Time.Before.
+func (w *Watchdog) key(t time.Time) int64 { return int64(t.Sub(w.epoch)) }
+
+// Watch arranges for t.Expire to be called once the clock reaches when,
+// and reports true. now is a recent reading of the watchdog's clock, used
+// instead of reading it again; if when is not after now, nothing is
+// watched and Watch reports false: the deadline has already passed. It
+// also reports false after Stop. The entry must not be watched already.
+func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
+	if !when.After(now) {
+		return false
+	}
+	k := w.key(when)
+	w.mu.Lock()
+	if w.stop {
+		w.mu.Unlock()
+		return false
+	}
+	e.target = t
+	e.pos = len(w.heap) + 1
+	w.seq++
+	w.heap = append(w.heap, slot{k, w.seq, e})
+	w.up(len(w.heap) - 1)
+	if e.pos == 1 && (!w.isArm || k < w.armed) {
+		w.arm(k, now)
+	}
+	w.mu.Unlock()
+	return true
+}
+
+// Cancel stops watching e, reporting whether it was being watched. After
+// Cancel returns true, e's target will not be called for it.
+func (w *Watchdog) Cancel(e *Entry) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i := e.pos - 1
+	if i < 0 || i >= len(w.heap) || w.heap[i].e != e {
+		return false
+	}
+	w.removeAt(i)
+	e.target = nil
+	// The timer stays armed for the old earliest deadline if that was
+	// e's: one spurious wake-up is cheaper than re-arming on every Cancel.
+	return true
+}
+
+// Len reports how many deadlines are being watched.
+func (w *Watchdog) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.heap)
+}
+
+// Next reports the earliest watched deadline's distance from the
+// watchdog's epoch, and whether there is one.
+func (w *Watchdog) next() (int64, bool) {
+	if len(w.heap) == 0 {
+		return 0, false
+	}
+	return w.heap[0].key, true
+}
+
+// Idle reports whether, at clock reading now, the watchdog has nothing to
+// do: no watched deadline has passed and no batch is being expired.
+func (w *Watchdog) Idle(now time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.firing {
+		return false
+	}
+	k, ok := w.next()
+	return !ok || k > w.key(now)
+}
+
+// Stop ends the watchdog's goroutine and waits for it. Entries still
+// watched are dropped without being expired. Stop is idempotent.
+func (w *Watchdog) Stop() {
+	w.mu.Lock()
+	if w.stop {
+		w.mu.Unlock()
+		<-w.done
+		return
+	}
+	w.stop = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	for i := range w.heap {
+		w.heap[i].e.pos = 0
+		w.heap[i] = slot{}
+	}
+	w.heap = nil
+	w.mu.Unlock()
+	close(w.quit)
+	<-w.done
+}
+
+// arm sets the timer for key k. Called with mu held.
+func (w *Watchdog) arm(k int64, now time.Time) {
+	d := time.Duration(k - w.key(now))
+	w.armed, w.isArm = k, true
+	if w.timer == nil {
+		w.timer = w.clk.AfterFunc(d, w.fired)
+	} else {
+		w.timer.Reset(d)
+	}
+}
+
+// fired runs in the timer's own goroutine. It only kicks the watchdog's
+// goroutine, so that the timer never blocks and the clock's locks are
+// never held while targets run.
+func (w *Watchdog) fired() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Watchdog) loop() {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-w.kick:
+		}
+		w.expire()
+	}
+}
+
+// expire hands every passed deadline to its target and re-arms the timer.
+func (w *Watchdog) expire() {
+	now := w.clk.Now()
+	nk := w.key(now)
+	w.mu.Lock()
+	if w.stop {
+		w.mu.Unlock()
+		return
+	}
+	w.isArm = false
+	batch := w.batch[:0]
+	for len(w.heap) > 0 && w.heap[0].key <= nk {
+		e := w.heap[0].e
+		w.removeAt(0)
+		batch = append(batch, e.target)
+		e.target = nil
+	}
+	w.firing = len(batch) > 0
+	if k, ok := w.next(); ok {
+		w.arm(k, now)
+	}
+	w.mu.Unlock()
+
+	for i, t := range batch {
+		batch[i] = nil
+		t.Expire(now)
+	}
+	w.batch = batch[:0]
+
+	if w.firing {
+		w.mu.Lock()
+		w.firing = false
+		w.mu.Unlock()
+	}
+	if w.afterBatch != nil {
+		w.afterBatch()
+	}
+}
+
+func (w *Watchdog) removeAt(i int) {
+	last := len(w.heap) - 1
+	w.heap[i].e.pos = 0
+	if i != last {
+		w.heap[i] = w.heap[last]
+		w.heap[i].e.pos = i + 1
+	}
+	w.heap[last] = slot{}
+	w.heap = w.heap[:last]
+	if i != last {
+		if !w.down(i) {
+			w.up(i)
+		}
+	}
+}
+
+func (w *Watchdog) up(j int) {
+	s := w.heap[j]
+	for j > 0 {
+		i := (j - 1) / 2
+		if !s.before(w.heap[i]) {
+			break
+		}
+		w.heap[j] = w.heap[i]
+		w.heap[j].e.pos = j + 1
+		j = i
+	}
+	w.heap[j] = s
+	s.e.pos = j + 1
+}
+
+func (w *Watchdog) down(i0 int) bool {
+	n := len(w.heap)
+	s := w.heap[i0]
+	i := i0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		j := l
+		if r := l + 1; r < n && w.heap[r].before(w.heap[l]) {
+			j = r
+		}
+		if !w.heap[j].before(s) {
+			break
+		}
+		w.heap[i] = w.heap[j]
+		w.heap[i].e.pos = i + 1
+		i = j
+	}
+	w.heap[i] = s
+	s.e.pos = i + 1
+	return i > i0
+}
