@@ -141,7 +141,9 @@ func (f *Future[T]) GetContext(ctx context.Context) (T, error) {
 }
 
 // Done returns a channel that is closed when the future is resolved.
-// Repeated calls return the same channel.
+// Calls made before resolution return the same channel, so polling Done
+// in a loop does not allocate; calls made after may return another,
+// already closed, channel.
 func (f *Future[T]) Done() <-chan struct{} {
 	var n *node
 	for {
@@ -171,7 +173,8 @@ func (f *Future[T]) Done() <-chan struct{} {
 // OnResolve arranges for fn to be called once the future is resolved, on
 // the goroutine that resolves it, and reports true. If the future is
 // already resolved it does not call fn and reports false. fn must be quick
-// and must not block: it runs inside the resolver. Runtimes use it to make
+// and must not block: it runs inside the resolver. If fn panics, the
+// other waiters are still woken and the panic then reaches the resolver. Runtimes use it to make
 // a waiting process ready the moment its future resolves, without a
 // goroutine parked per wait.
 func (f *Future[T]) OnResolve(fn func()) bool {
@@ -230,22 +233,39 @@ func (f *Future[T]) resolve(v T, err error) bool {
 	}
 }
 
-// wake reverses the waiter list (pushed newest first) and notifies each.
+// wake notifies every waiter in the order they arrived. The list was
+// pushed newest first and other goroutines may still be walking it (Done
+// looks for an existing channel), so it is read, never relinked. Channels
+// are closed before any callback runs; a panicking callback does not stop
+// the others, and the first panic is raised again once all have run.
 func wake(h *node) {
-	var rev *node
-	for h != nil {
-		next := h.next
-		h.next = rev
-		rev, h = h, next
+	var buf [8]*node
+	ns := buf[:0]
+	for n := h; n != nil; n = n.next {
+		ns = append(ns, n)
 	}
-	for n := rev; n != nil; n = n.next {
+	for _, n := range ns {
 		if n.ch != nil {
 			close(n.ch)
 		}
-		if n.fn != nil {
-			n.fn()
+	}
+	var first any
+	for i := len(ns) - 1; i >= 0; i-- {
+		if fn := ns[i].fn; fn != nil {
+			if r := call(fn); r != nil && first == nil {
+				first = r
+			}
 		}
 	}
+	if first != nil {
+		panic(first)
+	}
+}
+
+func call(fn func()) (r any) {
+	defer func() { r = recover() }()
+	fn()
+	return nil
 }
 
 // Promise is the writing side of a Future: whoever holds it resolves the
