@@ -52,7 +52,7 @@ type Item struct {
 	// for. Queues carry it and never look at it.
 	Payload any
 
-	index int // position in a built-in heap; -1 when in none
+	index int // position in the Heap holding it; meaningless when in none
 }
 
 // Queue holds an actor's ready items in the policy's order.
@@ -148,7 +148,12 @@ func lessPriority(a, b *Item) bool {
 // ties. It is the building block of every built-in policy and may serve
 // inside custom queues (one Heap per class, say). Items carry their heap
 // position, so Remove is O(log n) and an item is in at most one Heap at a
-// time.
+// time. Make one with NewHeap; the zero Heap is not usable.
+//
+// If the comparison panics, the panic propagates and the Heap still
+// holds exactly the items it held (less the one Pop or Remove was taking
+// out, plus the one Push was adding), but their order is undefined until
+// they are pushed into a fresh Heap. The crisp runtime does that.
 type Heap struct {
 	less  func(a, b *Item) bool
 	items []*Item
@@ -157,6 +162,9 @@ type Heap struct {
 // NewHeap returns an empty Heap ordered by cmp (see Func), ties broken by
 // arrival order.
 func NewHeap(cmp func(a, b *Item) int) *Heap {
+	if cmp == nil {
+		panic("crisp: policy.NewHeap with a nil comparison")
+	}
 	return &Heap{less: func(a, b *Item) bool {
 		if c := cmp(a, b); c != 0 {
 			return c < 0
