@@ -2,7 +2,6 @@ package crisp
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"reflect"
 	"runtime"
@@ -37,18 +36,18 @@ type core struct {
 	typeName func() string
 	shard    uint8
 
-	mu         sync.Mutex   // guards everything below, and queued messages' prev, next, watched
-	q          policy.Queue // ready work in policy order; nil until first used
-	qhead      *message     // queued work in the order it was queued
-	qtail      *message
-	seq        uint64   // last arrival number given out
-	active     bool     // a goroutine holds the actor: runs its work or looks for more
-	live       bool     // in the system's live list
-	stopped    bool     //
-	running    *message // the process the holder has started, if any
-	unwatched  *message // a deadlined message queued to a free actor, not yet watched
-	sprev      *core    // live-list links, guarded by the shard's mu
-	snext      *core
+	mu        sync.Mutex   // guards everything below, and queued messages' prev, next, watched
+	q         policy.Queue // ready work in policy order; nil until first used
+	qhead     *message     // queued work in the order it was queued
+	qtail     *message
+	seq       uint64   // last arrival number given out
+	active    bool     // a goroutine holds the actor: runs its work or looks for more
+	live      bool     // in the system's live list
+	stopped   bool     //
+	running   *message // the process the holder has started, if any
+	unwatched *message // a deadlined message queued to a free actor, not yet watched
+	sprev     *core    // live-list links, guarded by the shard's mu
+	snext     *core
 }
 
 // ActorOption configures an actor at Spawn.
@@ -296,10 +295,7 @@ func (a *core) unlink(m *message) {
 // policy panics, the queue is rebuilt and the failures it caused are
 // returned for delivery after unlocking. Called with a.mu held.
 func (a *core) unqueue(m *message) []failure {
-	a.unlink(m)
-	if a.unwatched == m {
-		a.unwatched = nil
-	}
+	a.dequeued(m)
 	if _, perr := a.qremove(m); perr != nil {
 		return a.rebuild()
 	}
@@ -362,41 +358,61 @@ func (a *core) rebuild() []failure {
 	return failed
 }
 
-// take pops the next queued message, skipping entries a broken queue
-// kept or returned twice. It returns nil when nothing is ready. Called
-// with a.mu held.
+// take pops the next queued message, or returns nil when nothing is
+// ready. A queue that misbehaves (panics, loses work, returns an item it
+// was never given) is rebuilt; if it misbehaves again at once, this take
+// falls back to arrival order, so that a broken policy costs order, never
+// work. Entries a broken queue kept after they left are skipped. Called
+// with a.mu held; failures are for delivery after unlocking.
 func (a *core) take() (*message, job, []failure) {
 	var failed []failure
+	rebuilt := false
 	for a.q != nil {
 		it, perr := a.qpop()
-		if perr != nil {
-			failed = append(failed, a.rebuild()...)
-			continue
-		}
-		if it == nil {
-			if a.qhead != nil { // the queue lost work it was given
-				failed = append(failed, a.rebuild()...)
-				if a.q.Len() > 0 {
-					continue
-				}
+		var fault any
+		switch {
+		case perr != nil:
+			fault = perr
+		case it == nil:
+			if a.qhead == nil {
+				return nil, nil, failed
 			}
-			return nil, nil, failed
+			fault = "the queue is empty but work is queued"
+		default:
+			j, ok := it.Payload.(job)
+			if !ok || j.actor() != a {
+				fault = "the queue returned an item it was not given"
+				break
+			}
+			m := j.hdr()
+			if m.state.Load() != stQueued {
+				continue // failed or left while the queue was broken
+			}
+			a.dequeued(m)
+			return m, j, failed
 		}
-		j, ok := it.Payload.(job)
-		if !ok || j.actor() != a {
-			panic(fmt.Sprintf("crisp: policy queue of actor %s returned an item it was not given", a.displayName()))
+		if a.qhead == nil {
+			return nil, nil, failed // nothing is queued, whatever the queue says
 		}
-		m := j.hdr()
-		if m.state.Load() != stQueued {
-			continue // a message that failed or left while the queue was broken
+		a.sys.log.Error("crisp: policy queue misbehaved; rebuilding it", "actor", a.displayName(), "fault", fault)
+		if rebuilt {
+			m := a.qhead
+			a.dequeued(m)
+			return m, m.item.Payload.(job), failed
 		}
-		a.unlink(m)
-		if a.unwatched == m {
-			a.unwatched = nil
-		}
-		return m, j, failed
+		rebuilt = true
+		failed = append(failed, a.rebuild()...)
 	}
 	return nil, nil, failed
+}
+
+// dequeued takes m, just chosen to run, off the list of queued work.
+// Called with a.mu held.
+func (a *core) dequeued(m *message) {
+	a.unlink(m)
+	if a.unwatched == m {
+		a.unwatched = nil
+	}
 }
 
 // run is the body of every goroutine that holds an actor. p is the
@@ -408,7 +424,12 @@ func (a *core) run(p *Proc) {
 	returned := false
 	defer func() {
 		if !returned {
-			a.abandon(p)
+			// Handlers' panics are recovered in invoke: a panic here is
+			// the runtime's own bug and must surface, not deadlock.
+			if r := recover(); r != nil {
+				panic(r)
+			}
+			a.abandon(p) // the handler called runtime.Goexit
 		}
 		a.sys.goroutineDone()
 	}()

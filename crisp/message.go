@@ -98,12 +98,12 @@ type tell[S any] struct {
 	fn func(*Proc, S)
 }
 
-func (t *tell[S]) hdr() *message { return &t.message }
-func (t *tell[S]) actor() *core  { return &t.a.core }
-func (t *tell[S]) handler() any  { return t.fn }
+func (t *tell[S]) hdr() *message  { return &t.message }
+func (t *tell[S]) actor() *core   { return &t.a.core }
+func (t *tell[S]) handler() any   { return t.fn }
 func (t *tell[S]) answered() bool { return false }
-func (t *tell[S]) fail(error)    {}
-func (t *tell[S]) run(p *Proc)   { t.fn(p, t.a.state) }
+func (t *tell[S]) fail(error)     {}
+func (t *tell[S]) run(p *Proc)    { t.fn(p, t.a.state) }
 
 // Expire is the watchdog's report that the message's deadline has come.
 // If the message is still queued it is missed: taken out of the queue and

@@ -1,0 +1,277 @@
+package crisp_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+	"weak"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/crisprt/crisp/crisp"
+	"github.com/crisprt/crisp/future"
+)
+
+func TestPanicBecomesPanicErrorAndTheActorGoesOn(t *testing.T) {
+	sys, _ := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+
+	_, err := crisp.Call(a, func(*crisp.Proc, *state) (int, error) { panic("corrupt input") }).Get()
+	var pe *crisp.PanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "corrupt input", pe.Value)
+	assert.Contains(t, string(pe.Stack), "lifecycle_test.go")
+	assert.Nil(t, errors.Unwrap(err))
+
+	cause := errors.New("index out of range")
+	_, err = crisp.Call(a, func(*crisp.Proc, *state) (int, error) { panic(cause) }).Get()
+	assert.ErrorIs(t, err, cause, "a panic with an error unwraps to it")
+
+	v, err := crisp.Call(a, record("after")).Get()
+	require.NoError(t, err)
+	assert.Equal(t, "after", v)
+}
+
+func TestAPanicInATellIsLogged(t *testing.T) {
+	var buf syncBuffer
+	sys, _ := newSystem(t, crisp.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	a := crisp.Spawn(sys, &state{}, crisp.WithName("worker"))
+	crisp.Tell(a, func(*crisp.Proc, *state) { panic("lost otherwise") }, crisp.Name("fire-and-forget"))
+	waitIdle(t, sys)
+	out := buf.String()
+	assert.Contains(t, out, "handler panicked")
+	assert.Contains(t, out, "actor=worker")
+	assert.Contains(t, out, "message=fire-and-forget")
+	assert.Contains(t, out, "lost otherwise")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func TestAHandlerThatCallsGoexitFailsAndTheActorGoesOn(t *testing.T) {
+	sys, _ := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	g := newGate()
+	hold(t, a, g)
+	exits := crisp.Call(a, func(*crisp.Proc, *state) (int, error) { runtime.Goexit(); return 0, nil })
+	next := crisp.Call(a, record("next"))
+	g.open()
+	_, err := exits.Get()
+	assert.ErrorContains(t, err, "runtime.Goexit")
+	v, err := next.Get()
+	require.NoError(t, err)
+	assert.Equal(t, "next", v)
+}
+
+func TestStopFailsQueuedWorkAndLetsTheRunningHandlerFinish(t *testing.T) {
+	sys, _ := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	g := newGate()
+	running := crisp.Call(a, func(*crisp.Proc, *state) (string, error) {
+		close(g.started)
+		<-g.release
+		return "finished", nil
+	})
+	<-g.started
+	queued := []*future.Future[string]{
+		crisp.Call(a, record("q1")),
+		crisp.Call(a, record("q2"), crisp.Within(time.Hour)),
+	}
+	a.Stop()
+	a.Stop() // idempotent
+	for _, f := range queued {
+		require.True(t, f.Ready(), "queued work fails at once")
+		_, err := f.Get()
+		assert.ErrorIs(t, err, crisp.ErrStopped)
+	}
+	_, err := crisp.Call(a, record("after")).Get()
+	assert.ErrorIs(t, err, crisp.ErrStopped, "a stopped actor takes nothing new")
+	crisp.Tell(a, func(*crisp.Proc, *state) { t.Error("a Tell to a stopped actor ran") })
+
+	g.open()
+	v, err := running.Get()
+	require.NoError(t, err)
+	assert.Equal(t, "finished", v)
+}
+
+func TestShutdownResolvesEverything(t *testing.T) {
+	sys := crisp.NewSystem(crisp.WithClock(newMock()), crisp.WithLogger(quiet))
+	var futs []*future.Future[string]
+	var gates []*gate
+	for range 20 {
+		a := crisp.Spawn(sys, &state{})
+		g := newGate()
+		gates = append(gates, g)
+		hold(t, a, g)
+		for range 5 {
+			futs = append(futs, crisp.Call(a, record("queued"), crisp.Within(time.Hour)))
+		}
+	}
+	done := make(chan error)
+	go func() { done <- sys.Shutdown(context.Background()) }()
+	for _, f := range futs {
+		_, err := f.Get()
+		assert.ErrorIs(t, err, crisp.ErrStopped)
+	}
+	for _, g := range gates { // the running handlers finish on their own
+		g.open()
+	}
+	require.NoError(t, <-done)
+	require.NoError(t, sys.Shutdown(context.Background()), "a second Shutdown is harmless")
+
+	a := crisp.Spawn(sys, &state{})
+	_, err := crisp.Call(a, record("late")).Get()
+	assert.ErrorIs(t, err, crisp.ErrStopped, "actors of a shut-down system take nothing")
+	_, err = futs[0].Get()
+	assert.ErrorIs(t, err, crisp.ErrStopped, "Get after shutdown still answers")
+}
+
+func TestShutdownGivesUpOnAHandlerThatDoesNotReturn(t *testing.T) {
+	sys := crisp.NewSystem(crisp.WithLogger(quiet))
+	a := crisp.Spawn(sys, &state{})
+	g := newGate()
+	hold(t, a, g)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, sys.Shutdown(ctx), context.Canceled)
+	g.open() // the handler returns; now shutdown can finish
+	require.NoError(t, sys.Shutdown(context.Background()))
+}
+
+func TestWaitIdle(t *testing.T) {
+	sys, _ := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	g := newGate()
+	hold(t, a, g)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, sys.WaitIdle(ctx), context.Canceled, "a running handler is not idle")
+	g.open()
+	waitIdle(t, sys)
+}
+
+func TestAnIdleActorHoldsNoGoroutine(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	sys, _ := newSystem(t)
+	var actors []*crisp.Actor[*state]
+	for range 100 {
+		a := crisp.Spawn(sys, &state{})
+		actors = append(actors, a)
+		crisp.Tell(a, func(_ *crisp.Proc, s *state) { s.ran = append(s.ran, "x") })
+	}
+	waitIdle(t, sys)
+	// Only the watchdog remains.
+	assert.NoError(t, goleak.Find(before, goleak.IgnoreTopFunction("github.com/crisprt/crisp/watchdog.(*Watchdog).loop")))
+	runtime.KeepAlive(actors)
+}
+
+func TestAnUnreferencedIdleActorIsGarbage(t *testing.T) {
+	sys, _ := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	_, err := crisp.Call(a, record("work"), crisp.Within(time.Hour)).Get()
+	require.NoError(t, err)
+	waitIdle(t, sys)
+	w := weak.Make(a)
+	a = nil
+	runtime.GC()
+	assert.Nil(t, w.Value(), "the system kept a reference to an idle actor")
+}
+
+func TestNilActorOrHandlerPanicsWithACrispPrefix(t *testing.T) {
+	sys, _ := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	var nilActor *crisp.Actor[*state]
+	assert.PanicsWithValue(t, "crisp: Call to a nil actor", func() { crisp.Call(nilActor, record("x")) })
+	assert.PanicsWithValue(t, "crisp: Tell to a nil actor", func() { crisp.Tell(nilActor, func(*crisp.Proc, *state) {}) })
+	assert.PanicsWithValue(t, "crisp: Call with a nil handler", func() {
+		crisp.Call[*state, int](a, nil)
+	})
+	assert.PanicsWithValue(t, "crisp: Tell with a nil handler", func() { crisp.Tell(a, nil) })
+	assert.PanicsWithValue(t, "crisp: Spawn on a nil system", func() { crisp.Spawn(nil, &state{}) })
+}
+
+func TestContexts(t *testing.T) {
+	t.Run("already done fails at once with its error", func(t *testing.T) {
+		sys, _ := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		f := crisp.Call(a, record("never"), crisp.Context(ctx))
+		require.True(t, f.Ready())
+		_, err := f.Get()
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Empty(t, ranOn(t, a))
+	})
+	t.Run("cancelled while queued drops the message", func(t *testing.T) {
+		sys, _ := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		g := newGate()
+		hold(t, a, g)
+		ctx, cancel := context.WithCancel(context.Background())
+		f := crisp.Call(a, record("dropped"), crisp.Context(ctx), crisp.Within(time.Hour))
+		cancel()
+		_, err := f.Get()
+		assert.ErrorIs(t, err, context.Canceled)
+		g.open()
+		assert.Empty(t, ranOn(t, a))
+	})
+	t.Run("its deadline counts when earlier", func(t *testing.T) {
+		sys, mock := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		g := newGate()
+		hold(t, a, g)
+		ctx, cancel := mock.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		f := crisp.Call(a, record("m"), crisp.Context(ctx), crisp.Within(time.Hour))
+		mock.Add(time.Second)
+		_, err := f.Get()
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		g.open()
+	})
+	t.Run("the handler sees it", func(t *testing.T) {
+		sys, _ := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		type key struct{}
+		ctx := context.WithValue(context.Background(), key{}, "request-7")
+		v, err := crisp.Call(a, func(p *crisp.Proc, _ *state) (any, error) {
+			return p.Context().Value(key{}), nil
+		}, crisp.Context(ctx)).Get()
+		require.NoError(t, err)
+		assert.Equal(t, "request-7", v)
+		v, err = crisp.Call(a, func(p *crisp.Proc, _ *state) (any, error) { return p.Context(), nil }).Get()
+		require.NoError(t, err)
+		assert.Equal(t, context.Background(), v)
+	})
+	t.Run("ended after the start changes nothing", func(t *testing.T) {
+		sys, _ := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		ctx, cancel := context.WithCancel(context.Background())
+		v, err := crisp.Call(a, func(*crisp.Proc, *state) (string, error) {
+			cancel()
+			return "done", nil
+		}, crisp.Context(ctx)).Get()
+		require.NoError(t, err)
+		assert.Equal(t, "done", v)
+	})
+}

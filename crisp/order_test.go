@@ -1,0 +1,199 @@
+package crisp_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crisprt/crisp/crisp"
+	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/policy"
+)
+
+func TestCallReturnsTheHandlersResult(t *testing.T) {
+	sys, _ := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+
+	v, err := crisp.Call(a, record("first")).Get()
+	require.NoError(t, err)
+	assert.Equal(t, "first", v)
+
+	boom := fmt.Errorf("bad data")
+	_, err = crisp.Call(a, func(*crisp.Proc, *state) (int, error) { return 7, boom }).Get()
+	assert.ErrorIs(t, err, boom)
+
+	crisp.Tell(a, func(_ *crisp.Proc, s *state) { s.ran = append(s.ran, "told") })
+	assert.Equal(t, []string{"first", "told"}, ranOn(t, a))
+}
+
+// queued holds the actor with a gate, sends every message, then opens the
+// gate, so the order of the log is purely the policy's.
+func queued(t *testing.T, a *crisp.Actor[*state], send func()) []string {
+	t.Helper()
+	g := newGate()
+	hold(t, a, g)
+	send()
+	g.open()
+	return ranOn(t, a)
+}
+
+func TestEDFMatchesAReferenceSort(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run("seed "+strconv.FormatUint(seed, 10), func(t *testing.T) {
+			sys, mock := newSystem(t)
+			a := crisp.Spawn(sys, &state{})
+			r := rand.New(rand.NewPCG(seed, 99))
+
+			type msg struct {
+				name string
+				due  time.Time
+				seq  int
+			}
+			var msgs []msg
+			got := queued(t, a, func() {
+				for i := range 200 {
+					m := msg{name: strconv.Itoa(i), seq: i}
+					var opts []crisp.SendOption
+					if r.IntN(4) > 0 { // a quarter without deadline
+						m.due = mock.Now().Add(time.Duration(1+r.IntN(50)) * time.Second)
+						opts = append(opts, crisp.By(m.due))
+					}
+					msgs = append(msgs, m)
+					crisp.Tell(a, func(_ *crisp.Proc, s *state) { s.ran = append(s.ran, m.name) }, opts...)
+				}
+			})
+
+			slices.SortStableFunc(msgs, func(x, y msg) int { return deadline.Compare(x.due, y.due) })
+			want := []string{}
+			for _, m := range msgs {
+				want = append(want, m.name)
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+func TestFIFOIgnoresDeadlines(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{}, crisp.WithPolicy(policy.FIFO()))
+	got := queued(t, a, func() {
+		for i := range 10 {
+			crisp.Call(a, record(strconv.Itoa(i)), crisp.By(mock.Now().Add(time.Duration(10-i)*time.Second)))
+		}
+	})
+	assert.Equal(t, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}, got)
+}
+
+func TestPriorityFirstThenDeadline(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{}, crisp.WithPolicy(policy.Priority()))
+	later, sooner := crisp.By(mock.Now().Add(time.Hour)), crisp.By(mock.Now().Add(time.Minute))
+	got := queued(t, a, func() {
+		crisp.Call(a, record("low-soon"), crisp.Priority(0), sooner)
+		crisp.Call(a, record("high-late"), crisp.Priority(5), later)
+		crisp.Call(a, record("high-none"), crisp.Priority(5))
+		crisp.Call(a, record("high-soon"), crisp.Priority(5), sooner)
+		crisp.Call(a, record("mid"), crisp.Priority(1))
+	})
+	assert.Equal(t, []string{"high-soon", "high-late", "high-none", "mid", "low-soon"}, got)
+}
+
+func TestCustomerFirstPolicyReadsTags(t *testing.T) {
+	sys, _ := newSystem(t)
+	customerA := policy.Func(func(x, y *policy.Item) int {
+		xa, ya := x.Tag == "A", y.Tag == "A"
+		switch {
+		case xa && !ya:
+			return -1
+		case ya && !xa:
+			return 1
+		}
+		return deadline.Compare(x.Deadline, y.Deadline)
+	})
+	a := crisp.Spawn(sys, &state{}, crisp.WithPolicy(customerA))
+	got := queued(t, a, func() {
+		crisp.Call(a, record("B-soon"), crisp.Tag("B"), crisp.Within(time.Second))
+		crisp.Call(a, record("A-late"), crisp.Tag("A"), crisp.Within(time.Hour))
+		crisp.Call(a, record("C-none"), crisp.Tag("C"))
+		crisp.Call(a, record("A-none"), crisp.Tag("A"))
+	})
+	assert.Equal(t, []string{"A-late", "A-none", "B-soon", "C-none"}, got)
+}
+
+func TestEqualKeysRunInSendOrder(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	due := crisp.By(mock.Now().Add(time.Minute))
+	var want []string
+	got := queued(t, a, func() {
+		for i := range 50 {
+			name := strconv.Itoa(i)
+			want = append(want, name)
+			crisp.Tell(a, func(_ *crisp.Proc, s *state) { s.ran = append(s.ran, name) }, due, crisp.Priority(3))
+		}
+	})
+	assert.Equal(t, want, got)
+}
+
+func TestDeadlinedMessageOvertakesUndeadlined(t *testing.T) {
+	sys, _ := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	got := queued(t, a, func() {
+		crisp.Call(a, record("none-1"))
+		crisp.Call(a, record("late"), crisp.Within(time.Hour))
+		crisp.Call(a, record("none-2"))
+		crisp.Call(a, record("soon"), crisp.Within(time.Minute))
+	})
+	assert.Equal(t, []string{"soon", "late", "none-1", "none-2"}, got)
+}
+
+func TestProcShowsTheMessage(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	type seen struct {
+		deadline time.Time
+		prio     int
+		tag      any
+		name     string
+		now      time.Time
+	}
+	due := mock.Now().Add(time.Minute)
+	f := crisp.Call(a, func(p *crisp.Proc, _ *state) (seen, error) {
+		return seen{p.Deadline(), p.Priority(), p.Tag(), p.Name(), p.Now()}, nil
+	}, crisp.By(due), crisp.Priority(4), crisp.Tag("cust-17"), crisp.Name("resize"))
+	got, err := f.Get()
+	require.NoError(t, err)
+	assert.Equal(t, seen{due, 4, "cust-17", "resize", t0}, got)
+
+	name, err := crisp.Call(a, namedHandler).Get()
+	require.NoError(t, err)
+	assert.Equal(t, "crisp_test.namedHandler", name)
+}
+
+func namedHandler(p *crisp.Proc, _ *state) (string, error) { return p.Name(), nil }
+
+// The send options are plain values: sending with several of them must
+// not allocate more than sending with none.
+func TestSendOptionsDoNotAllocate(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	g := newGate()
+	hold(t, a, g)
+	defer g.open()
+	noop := func(*crisp.Proc, *state) {}
+	due := mock.Now().Add(time.Hour)
+	plain := testing.AllocsPerRun(100, func() { crisp.Tell(a, noop) })
+	opts := testing.AllocsPerRun(100, func() {
+		crisp.Tell(a, noop, crisp.Within(time.Hour), crisp.By(due), crisp.Priority(2), crisp.Name("x"))
+	})
+	assert.Equal(t, 1.0, plain, "a Tell allocates its message only")
+	// The deadlined Tells queue behind the gate and are watched; the
+	// watchdog's heap may grow, which is amortised below one per send.
+	assert.LessOrEqual(t, opts, plain+0.1)
+}
