@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/internal/runq"
 )
 
 // Item is what a policy sees of one unit of ready work. The runtime sets
@@ -52,7 +53,7 @@ type Item struct {
 	// for. Queues carry it and never look at it.
 	Payload any
 
-	index int // position in the Heap holding it; meaningless when in none
+	index int // position in the Heap holding it (see Heap); meaningless when in none
 }
 
 // Queue holds an actor's ready items in the policy's order.
@@ -120,7 +121,7 @@ type builtin struct {
 	less func(a, b *Item) bool
 }
 
-func (b builtin) NewQueue() Queue { return &Heap{less: b.less} }
+func (b builtin) NewQueue() Queue { return newHeap(b.less) }
 func (b builtin) String() string  { return b.name }
 
 type funcPolicy struct{ cmp func(a, b *Item) int }
@@ -146,18 +147,27 @@ func lessPriority(a, b *Item) bool {
 
 // Heap is a Queue ordered by a comparison, with arrival order breaking
 // ties. It is the building block of every built-in policy and may serve
-// inside custom queues (one Heap per class, say). Items carry their heap
-// position, so Remove is O(log n) and an item is in at most one Heap at a
-// time. Make one with NewHeap; the zero Heap is not usable.
+// inside custom queues (one Heap per class, say). Make one with NewHeap;
+// the zero Heap is not usable.
+//
+// A Heap is a binary heap beside a sorted run. An item pushed in order
+// (not before the last item appended to the run, as happens for
+// messages without deadlines, or with the same relative deadline) joins
+// the run in O(1); any other goes into the heap in O(log n). Pop takes
+// the first of the two. A stream in arrival order therefore costs O(1)
+// per item, however long the queue, and the worst case stays O(log n).
+// Items carry their position, so Remove is O(1) from the run and
+// O(log n) from the heap; an item is in at most one Heap at a time.
 //
 // If the comparison panics, the panic propagates and the Heap still
-// holds exactly the items it held (less the one Pop or Remove was taking
-// out, plus the one Push was adding), but their order is undefined until
+// holds every item it held, plus the one Push was adding, except perhaps
+// the one Pop or Remove was taking out; their order is undefined until
 // they are pushed into a fresh Heap. The crisp runtime does that.
 type Heap struct {
-	less  func(a, b *Item) bool
-	items []*Item
+	q runq.Queue[*Item]
 }
+
+func itemIndex(it *Item) *int { return &it.index }
 
 // NewHeap returns an empty Heap ordered by cmp (see Func), ties broken by
 // arrival order.
@@ -165,110 +175,29 @@ func NewHeap(cmp func(a, b *Item) int) *Heap {
 	if cmp == nil {
 		panic("crisp: policy.NewHeap with a nil comparison")
 	}
-	return &Heap{less: func(a, b *Item) bool {
+	return newHeap(func(a, b *Item) bool {
 		if c := cmp(a, b); c != 0 {
 			return c < 0
 		}
 		return a.Seq < b.Seq
-	}}
+	})
+}
+
+func newHeap(less func(a, b *Item) bool) *Heap {
+	return &Heap{q: *runq.New(less, itemIndex)}
 }
 
 // Len reports the number of queued items.
-func (h *Heap) Len() int { return len(h.items) }
+func (h *Heap) Len() int { return h.q.Len() }
 
 // Push adds it to the heap.
-func (h *Heap) Push(it *Item) {
-	it.index = len(h.items)
-	h.items = append(h.items, it)
-	h.up(it.index)
-}
+func (h *Heap) Push(it *Item) { h.q.Push(it) }
 
 // Pop removes and returns the first item, or nil if the heap is empty.
-func (h *Heap) Pop() *Item {
-	n := len(h.items)
-	if n == 0 {
-		return nil
-	}
-	top := h.items[0]
-	h.removeAt(0)
-	return top
-}
+func (h *Heap) Pop() *Item { return h.q.Pop() }
 
 // Peek returns the first item without removing it, or nil.
-func (h *Heap) Peek() *Item {
-	if len(h.items) == 0 {
-		return nil
-	}
-	return h.items[0]
-}
+func (h *Heap) Peek() *Item { return h.q.Peek() }
 
 // Remove takes it out of the heap, reporting whether it was there.
-func (h *Heap) Remove(it *Item) bool {
-	i := it.index
-	if i < 0 || i >= len(h.items) || h.items[i] != it {
-		return false
-	}
-	h.removeAt(i)
-	return true
-}
-
-// removeAt deletes the item at i. The removed item leaves first (index -1,
-// slot cleared) so that a comparison that panics while the heap is being
-// repaired cannot leave it half in.
-func (h *Heap) removeAt(i int) {
-	last := len(h.items) - 1
-	gone := h.items[i]
-	gone.index = -1
-	if i != last {
-		moved := h.items[last]
-		h.items[i] = moved
-		moved.index = i
-	}
-	h.items[last] = nil // drop the reference so the item can be collected
-	h.items = h.items[:last]
-	if i != last {
-		if !h.down(i) {
-			h.up(i)
-		}
-	}
-}
-
-func (h *Heap) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if !h.less(h.items[j], h.items[i]) {
-			break
-		}
-		h.swap(i, j)
-		j = i
-	}
-}
-
-// down sifts the item at i0 towards the leaves and reports whether it
-// moved.
-func (h *Heap) down(i0 int) bool {
-	n := len(h.items)
-	i := i0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		j := l
-		if r := l + 1; r < n && h.less(h.items[r], h.items[l]) {
-			j = r
-		}
-		if !h.less(h.items[j], h.items[i]) {
-			break
-		}
-		h.swap(i, j)
-		i = j
-	}
-	return i > i0
-}
-
-func (h *Heap) swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].index = i
-	h.items[j].index = j
-}
+func (h *Heap) Remove(it *Item) bool { return h.q.Remove(it) }
