@@ -1,15 +1,20 @@
 // Package watchdog runs the one goroutine that notices passed deadlines
 // for every actor of a crisp system.
 //
-// A Watchdog keeps pending deadlines in a binary min-heap and arms a
+// A Watchdog keeps pending deadlines in a 4-ary min-heap and arms a
 // single timer, on its clock, for the earliest. When that timer fires, its
 // goroutine reads the clock once, takes every entry whose deadline is at
 // or before that reading out of the heap, and calls each entry's target
 // with the reading. There is no goroutine or timer per deadline.
 //
-// Watch and Cancel are safe from any goroutine and cost O(log n) in the
-// number of pending deadlines (a random insertion moves O(1) heap slots on
-// average). Targets are called on the watchdog's goroutine, one after
+// Watch and Cancel are safe from any goroutine. Watch costs O(log n) in
+// the number of pending deadlines (a random insertion moves O(1) heap
+// slots on average). Cancel costs O(1): it only invalidates the entry's
+// slot, which leaves the heap when it reaches the top or when more than
+// half the heap is invalid and the heap is compacted (amortised O(1) per
+// Cancel). Heap moves touch only the heap's own array, never the watched
+// values, which keeps a heap of a million deadlines in cache-friendly
+// order. Targets are called on the watchdog's goroutine, one after
 // another: they must be quick and must not block. New starts the
 // goroutine; Stop ends it and waits for it.
 //
@@ -36,7 +41,10 @@ type Target interface {
 // watched value; its zero value is "not watched". An Entry is in at most
 // one Watchdog at a time.
 type Entry struct {
-	pos    int // heap position + 1; 0 when not watched. Guarded by the Watchdog's mu.
+	// seq is the registration the entry is watched under, 0 when not
+	// watched. A heap slot whose seq differs is stale (cancelled).
+	// Guarded by the Watchdog's mu, like target.
+	seq    uint64
 	target Target
 }
 
@@ -44,9 +52,11 @@ type Entry struct {
 // that deadlines at the same instant expire in a repeatable order.
 type slot struct {
 	key int64  // nanoseconds from the watchdog's epoch
-	seq uint64 // registration order
+	seq uint64 // registration number; also tells a live slot from a stale one
 	e   *Entry
 }
+
+func (a slot) live() bool { return a.e.seq == a.seq }
 
 func (a slot) before(b slot) bool { return a.key < b.key || (a.key == b.key && a.seq < b.seq) }
 
@@ -68,9 +78,10 @@ type Watchdog struct {
 	epoch      time.Time
 	afterBatch func()
 
-	mu     sync.Mutex // guards heap, seq, timer, armed, isArm, firing, stop, entries' fields
+	mu     sync.Mutex // guards heap, seq, stale, timer, armed, isArm, firing, stop, entries' fields
 	heap   []slot
-	seq    uint64
+	seq    uint64 // last registration number given out
+	stale  int    // slots in heap whose entry was cancelled
 	timer  *clock.Timer
 	armed  int64 // key the timer is set for; valid when isArmed
 	isArm  bool
@@ -109,10 +120,12 @@ func New(clk clock.Clock, opts ...Option) *Watchdog {
 func (w *Watchdog) key(t time.Time) int64 { return int64(t.Sub(w.epoch)) }
 
 // Watch arranges for t.Expire to be called once the clock reaches when,
-// and reports true. now is a recent reading of the watchdog's clock, used
-// instead of reading it again; if when is not after now, nothing is
-// watched and Watch reports false: the deadline has already passed. It
-// also reports false after Stop. The entry must not be watched already.
+// and reports true. If e is already watched, it moves to the new time (in
+// O(1) beyond the insertion: its old slot is only invalidated). now is a
+// recent reading of the watchdog's clock, used instead of reading it
+// again; if when is not after now, nothing is watched (e is left as it
+// was) and Watch reports false: the deadline has already passed. It also
+// reports false after Stop.
 func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 	if !when.After(now) {
 		return false
@@ -123,13 +136,18 @@ func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 		w.mu.Unlock()
 		return false
 	}
-	e.target = t
-	e.pos = len(w.heap) + 1
+	if e.seq != 0 {
+		w.stale++ // its old slot
+	}
 	w.seq++
+	e.seq, e.target = w.seq, t
 	w.heap = append(w.heap, slot{k, w.seq, e})
 	w.up(len(w.heap) - 1)
-	if e.pos == 1 && (!w.isArm || k < w.armed) {
+	if !w.isArm || k < w.armed {
 		w.arm(k, now)
+	}
+	if w.stale > 64 && w.stale > len(w.heap)/2 {
+		w.compact()
 	}
 	w.mu.Unlock()
 	return true
@@ -140,14 +158,16 @@ func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 func (w *Watchdog) Cancel(e *Entry) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	i := e.pos - 1
-	if i < 0 || i >= len(w.heap) || w.heap[i].e != e {
+	if e.seq == 0 {
 		return false
 	}
-	w.removeAt(i)
-	e.target = nil
-	// The timer stays armed for the old earliest deadline if that was
-	// e's: one spurious wake-up is cheaper than re-arming on every Cancel.
+	e.seq, e.target = 0, nil
+	w.stale++
+	// The timer stays armed even if e was the earliest: one spurious
+	// wake-up is cheaper than re-arming on every Cancel.
+	if w.stale > 64 && w.stale > len(w.heap)/2 {
+		w.compact()
+	}
 	return true
 }
 
@@ -155,12 +175,17 @@ func (w *Watchdog) Cancel(e *Entry) bool {
 func (w *Watchdog) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.heap)
+	return len(w.heap) - w.stale
 }
 
-// Next reports the earliest watched deadline's distance from the
-// watchdog's epoch, and whether there is one.
+// next drops stale slots from the top and reports the earliest watched
+// deadline's distance from the epoch, and whether there is one. Called
+// with mu held.
 func (w *Watchdog) next() (int64, bool) {
+	for len(w.heap) > 0 && !w.heap[0].live() {
+		w.stale--
+		w.removeTop()
+	}
 	if len(w.heap) == 0 {
 		return 0, false
 	}
@@ -192,11 +217,12 @@ func (w *Watchdog) Stop() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	for i := range w.heap {
-		w.heap[i].e.pos = 0
-		w.heap[i] = slot{}
+	for _, sl := range w.heap {
+		if sl.live() {
+			sl.e.seq, sl.e.target = 0, nil
+		}
 	}
-	w.heap = nil
+	w.heap, w.stale = nil, 0
 	w.mu.Unlock()
 	close(w.quit)
 	<-w.done
@@ -247,10 +273,14 @@ func (w *Watchdog) expire() {
 	w.isArm = false
 	batch := w.batch[:0]
 	for len(w.heap) > 0 && w.heap[0].key <= nk {
-		e := w.heap[0].e
-		w.removeAt(0)
-		batch = append(batch, e.target)
-		e.target = nil
+		top := w.heap[0]
+		w.removeTop()
+		if !top.live() {
+			w.stale--
+			continue
+		}
+		batch = append(batch, top.e.target)
+		top.e.seq, top.e.target = 0, nil
 	}
 	w.firing = len(batch) > 0
 	if k, ok := w.next(); ok {
@@ -274,58 +304,69 @@ func (w *Watchdog) expire() {
 	}
 }
 
-func (w *Watchdog) removeAt(i int) {
+// The heap is 4-ary: the children of slot i are 4i+1 to 4i+4. Half the
+// depth of a binary heap, and the four children share one or two cache
+// lines.
+
+// removeTop deletes slot 0. Called with mu held.
+func (w *Watchdog) removeTop() {
 	last := len(w.heap) - 1
-	w.heap[i].e.pos = 0
-	if i != last {
-		w.heap[i] = w.heap[last]
-		w.heap[i].e.pos = i + 1
-	}
-	w.heap[last] = slot{}
+	w.heap[0] = w.heap[last]
+	w.heap[last] = slot{} // drop the reference so the entry can be collected
 	w.heap = w.heap[:last]
-	if i != last {
-		if !w.down(i) {
-			w.up(i)
+	if last > 0 {
+		w.down(0)
+	}
+}
+
+// compact drops every stale slot and restores heap order, in O(n).
+// Called with mu held.
+func (w *Watchdog) compact() {
+	live := w.heap[:0]
+	for _, sl := range w.heap {
+		if sl.live() {
+			live = append(live, sl)
 		}
+	}
+	clear(w.heap[len(live):])
+	w.heap, w.stale = live, 0
+	for i := (len(w.heap) - 2) / 4; len(w.heap) > 1 && i >= 0; i-- { // parents only
+		w.down(i)
 	}
 }
 
 func (w *Watchdog) up(j int) {
 	s := w.heap[j]
 	for j > 0 {
-		i := (j - 1) / 2
+		i := (j - 1) / 4
 		if !s.before(w.heap[i]) {
 			break
 		}
 		w.heap[j] = w.heap[i]
-		w.heap[j].e.pos = j + 1
 		j = i
 	}
 	w.heap[j] = s
-	s.e.pos = j + 1
 }
 
-func (w *Watchdog) down(i0 int) bool {
+func (w *Watchdog) down(i int) {
 	n := len(w.heap)
-	s := w.heap[i0]
-	i := i0
+	s := w.heap[i]
 	for {
-		l := 2*i + 1
-		if l >= n {
+		c := 4*i + 1
+		if c >= n {
 			break
 		}
-		j := l
-		if r := l + 1; r < n && w.heap[r].before(w.heap[l]) {
-			j = r
+		m := c
+		for k := c + 1; k < c+4 && k < n; k++ {
+			if w.heap[k].before(w.heap[m]) {
+				m = k
+			}
 		}
-		if !w.heap[j].before(s) {
+		if !w.heap[m].before(s) {
 			break
 		}
-		w.heap[i] = w.heap[j]
-		w.heap[i].e.pos = i + 1
-		i = j
+		w.heap[i] = w.heap[m]
+		i = m
 	}
 	w.heap[i] = s
-	s.e.pos = i + 1
-	return i > i0
 }
