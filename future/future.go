@@ -271,9 +271,17 @@ func call(fn func()) (r any) {
 // Promise is the writing side of a Future: whoever holds it resolves the
 // future. Its methods are safe for concurrent use; the first resolution
 // wins and later ones report false.
+//
+// The zero Promise is ready to use, with the real clock. A Promise may be
+// embedded in a larger struct, saving an allocation; it must not be
+// copied after first use.
 type Promise[T any] struct {
 	f Future[T]
 }
+
+// SetClock makes the future measure GetWithin timeouts on clk (the real
+// clock if nil). Call it before the future is shared.
+func (p *Promise[T]) SetClock(clk clock.Clock) { p.f.clk = clk }
 
 // NewPromise returns an unresolved promise whose future measures
 // GetWithin timeouts on clk (the real clock if clk is nil).
