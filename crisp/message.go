@@ -6,16 +6,16 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/policy"
-	"github.com/crisprt/crisp/watchdog"
 )
 
 // A message's life. Exactly one of run, miss, stop, cancel or a policy
 // failure happens to it: every transition out of stQueued is a
-// compare-and-swap, made while holding the actor's lock.
+// compare-and-swap. Whoever wins it delivers the outcome; taking the
+// message out of the actor's list and queue is separate bookkeeping,
+// done under the actor's lock by whoever gets there first.
 const (
 	stQueued    uint32 = iota // in the actor's queue, not started
 	stTaken                   // taken off the queue; the runner is deciding whether it may start
@@ -30,12 +30,13 @@ const (
 // the watchdog and the actor's bookkeeping need.
 type message struct {
 	item  policy.Item // item.Payload holds the job
-	wd    watchdog.Entry
 	state atomic.Uint32
 
-	// Guarded by the actor's mu.
+	// Guarded by the actor's mu once queued. Before that, next links the
+	// actor's intake.
+	linked     bool     // in the actor's list and policy queue
 	prev, next *message // the actor's list of queued messages
-	watched    bool     // registered with the watchdog
+	dli        int      // position in the actor's deadline index
 
 	ext *msgContext // non-nil for messages sent with a context
 }
@@ -77,7 +78,10 @@ type call[S, T any] struct {
 	message
 	a  *Actor[S]
 	fn func(*Proc, S) (T, error)
-	pr *future.Promise[T]
+	// pr is embedded: one allocation per Call. A caller holding the
+	// future holds the message; run drops fn so that at least what the
+	// handler captured can be collected.
+	pr future.Promise[T]
 }
 
 func (c *call[S, T]) hdr() *message  { return &c.message }
@@ -88,6 +92,7 @@ func (c *call[S, T]) fail(err error) { c.pr.Fail(err) }
 
 func (c *call[S, T]) run(p *Proc) {
 	v, err := c.fn(p, c.a.state)
+	c.fn = nil // nothing reads it once the handler has returned
 	c.pr.Resolve(v, err)
 }
 
@@ -104,25 +109,6 @@ func (t *tell[S]) handler() any   { return t.fn }
 func (t *tell[S]) answered() bool { return false }
 func (t *tell[S]) fail(error)     {}
 func (t *tell[S]) run(p *Proc)    { t.fn(p, t.a.state) }
-
-// Expire is the watchdog's report that the message's deadline has come.
-// If the message is still queued it is missed: taken out of the queue and
-// its future failed, now, while its actor may be busy with something
-// else.
-func (m *message) Expire(now time.Time) {
-	j := m.item.Payload.(job)
-	a := j.actor()
-	a.mu.Lock()
-	if !m.state.CompareAndSwap(stQueued, stMissed) {
-		a.mu.Unlock()
-		return
-	}
-	m.watched = false
-	failed := a.unqueue(m)
-	a.mu.Unlock()
-	a.failAll(failed)
-	a.miss(m, j, now)
-}
 
 // name is the message's name for errors: its Name option, else its
 // handler function's name.

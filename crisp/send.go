@@ -75,7 +75,8 @@ func Call[S, T any](a *Actor[S], fn func(p *Proc, s S) (T, error), opts ...SendO
 	if fn == nil {
 		panic("crisp: Call with a nil handler")
 	}
-	c := &call[S, T]{a: a, fn: fn, pr: future.NewPromise[T](a.sys.clk)}
+	c := &call[S, T]{a: a, fn: fn}
+	c.pr.SetClock(a.sys.clk)
 	a.send(&c.message, c, opts)
 	return c.pr.Future()
 }
@@ -142,9 +143,63 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		}
 		if !now.Before(dl) {
 			m.state.Store(stMissed)
-			a.miss(m, j, now)
+			a.miss(m, now)
 			return
 		}
 	}
-	a.enqueue(m, j, now, ctx)
+	if ctx != nil {
+		m.ext = &msgContext{ctx: ctx}
+		if ctx.Done() != nil {
+			m.ext.stop = context.AfterFunc(ctx, func() { a.cancel(m) })
+		}
+	}
+	// m.state is stQueued (the zero value) from here: a context that ends
+	// now cancels it, and the intake's drain skips it.
+	if a.stopped.Load() {
+		if m.state.CompareAndSwap(stQueued, stStopped) {
+			a.fail(j, ErrStopped)
+		}
+		return
+	}
+	for {
+		h := a.intake.Load()
+		m.next = h
+		if a.intake.CompareAndSwap(h, m) {
+			break
+		}
+	}
+	if a.stopped.Load() { // stopped meanwhile: nobody will drain the intake
+		a.failStrays(a.intake.Swap(nil))
+		return
+	}
+	a.start()
+	if a.handling.Load() && a.mu.TryLock() {
+		// The actor is busy and its lock free: queue the message now
+		// rather than leave it to the runner or, worse, to the watchdog,
+		// which would have to sort a backlog before failing what is due.
+		a.drain()
+		if !dl.IsZero() {
+			a.watchQueued()
+		}
+		failed := a.takeFailed()
+		a.mu.Unlock()
+		a.failAll(failed)
+		return
+	}
+	if !dl.IsZero() {
+		a.needWatch(dl, now)
+	}
+}
+
+// cancel drops m because its context ended before it started.
+func (a *core) cancel(m *message) {
+	if !m.state.CompareAndSwap(stQueued, stCancelled) {
+		return
+	}
+	a.fail(m.item.Payload.(job), m.ext.ctx.Err())
+	a.mu.Lock()
+	a.unqueue(m)
+	failed := a.takeFailed()
+	a.mu.Unlock()
+	a.failAll(failed)
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/benbjohnson/clock"
 
@@ -21,9 +22,10 @@ import (
 // them; an idle actor is known to nobody but its holders and is garbage
 // once they drop it.
 type System struct {
-	clk clock.Clock
-	log *slog.Logger
-	wd  *watchdog.Watchdog
+	clk   clock.Clock
+	epoch time.Time // the clock's reading at NewSystem, origin of deadline keys
+	log   *slog.Logger
+	wd    *watchdog.Watchdog
 
 	closed atomic.Bool
 	// busy counts actors held by a goroutine (running work or about to);
@@ -93,6 +95,7 @@ func NewSystem(opts ...Option) *System {
 	for _, o := range opts {
 		o.apply(s)
 	}
+	s.epoch = s.clk.Now()
 	s.wd = watchdog.New(s.clk, watchdog.AfterBatch(s.notify))
 	return s
 }

@@ -1,0 +1,269 @@
+package crisp_test
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crisprt/crisp/crisp"
+	"github.com/crisprt/crisp/future"
+)
+
+// Every benchmark here runs a plain-Go baseline beside crisp in the same
+// process, so that BENCHMARKS.md can report ratios, which survive a noisy
+// shared machine better than absolute times.
+
+type counter struct{ n int }
+
+func incr(_ *crisp.Proc, c *counter) (int, error) { c.n++; return c.n, nil }
+
+func benchSystem(b *testing.B) *crisp.System {
+	sys := crisp.NewSystem(crisp.WithLogger(quiet))
+	b.Cleanup(func() {
+		if err := sys.Shutdown(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	})
+	return sys
+}
+
+// BenchmarkRoundTrip: one request in flight, the caller waits for each
+// reply. The baseline is a long-lived server goroutine answering on a
+// channel, the way a Go programmer would write it by hand.
+func BenchmarkRoundTrip(b *testing.B) {
+	b.Run("raw channel", func(b *testing.B) {
+		type req struct{ reply chan int }
+		reqs := make(chan req)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := 0
+			for r := range reqs {
+				n++
+				r.reply <- n
+			}
+		}()
+		reply := make(chan int)
+		b.ReportAllocs()
+		for b.Loop() {
+			reqs <- req{reply}
+			<-reply
+		}
+		close(reqs)
+		wg.Wait()
+	})
+	b.Run("clock read", func(b *testing.B) {
+		clk := crisp.NewSystem(crisp.WithLogger(quiet))
+		defer clk.Shutdown(context.Background())
+		c := clk.Clock()
+		for b.Loop() {
+			_ = c.Now()
+		}
+	})
+	b.Run("crisp call", func(b *testing.B) {
+		a := crisp.Spawn(benchSystem(b), &counter{})
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := crisp.Call(a, incr).Get(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("crisp call with deadline", func(b *testing.B) {
+		a := crisp.Spawn(benchSystem(b), &counter{})
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := crisp.Call(a, incr, crisp.Within(time.Second)).Get(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("crisp call with timed get", func(b *testing.B) {
+		a := crisp.Spawn(benchSystem(b), &counter{})
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := crisp.Call(a, incr).GetWithin(time.Second); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkOneWay: four senders, one receiver, fire and forget. ns/op is
+// per message. The baseline is a buffered channel drained by one
+// goroutine.
+func BenchmarkOneWay(b *testing.B) {
+	const senders = 4
+	split := func(n int) []int {
+		per := make([]int, senders)
+		for i := range n {
+			per[i%senders]++
+		}
+		return per
+	}
+	b.Run("raw buffered channel", func(b *testing.B) {
+		ch := make(chan int, 1024)
+		done := make(chan int)
+		go func() {
+			n := 0
+			for range ch {
+				n++
+			}
+			done <- n
+		}()
+		b.ReportAllocs()
+		b.ResetTimer()
+		var wg sync.WaitGroup
+		for _, n := range split(b.N) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range n {
+					ch <- i
+				}
+			}()
+		}
+		wg.Wait()
+		close(ch)
+		if got := <-done; got != b.N {
+			b.Fatalf("received %d of %d", got, b.N)
+		}
+	})
+	for _, deadlined := range []bool{false, true} {
+		name := "crisp tell"
+		var opts []crisp.SendOption
+		if deadlined {
+			name += " with deadline"
+			opts = []crisp.SendOption{crisp.Within(time.Hour)}
+		}
+		b.Run(name, func(b *testing.B) {
+			a := crisp.Spawn(benchSystem(b), &counter{})
+			add := func(_ *crisp.Proc, c *counter) { c.n++ }
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for _, n := range split(b.N) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range n {
+						crisp.Tell(a, add, opts...)
+					}
+				}()
+			}
+			wg.Wait()
+			// Sent last without a deadline, this runs after every Tell.
+			got, _ := crisp.Call(a, func(_ *crisp.Proc, c *counter) (int, error) { return c.n, nil }).Get()
+			if got != b.N {
+				b.Fatalf("received %d of %d", got, b.N)
+			}
+		})
+	}
+}
+
+// heapBytes returns the live heap after a full collection.
+func heapBytes() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// BenchmarkMemory reports bytes per idle actor and per queued deadlined
+// Call with its future, measured as live heap growth over many of them.
+func BenchmarkMemory(b *testing.B) {
+	const n = 100_000
+	b.Run("idle actor", func(b *testing.B) {
+		sys := benchSystem(b)
+		for b.Loop() {
+			before := heapBytes()
+			actors := make([]*crisp.Actor[*counter], n)
+			c := &counter{} // one shared state, so only the actor is counted
+			for i := range actors {
+				actors[i] = crisp.Spawn(sys, c)
+			}
+			after := heapBytes()
+			b.ReportMetric(float64(after-before-uint64(n*8))/n, "B/actor")
+			runtime.KeepAlive(actors)
+		}
+	})
+	b.Run("queued call with deadline", func(b *testing.B) {
+		sys := benchSystem(b)
+		for b.Loop() {
+			a := crisp.Spawn(sys, &counter{})
+			release := make(chan struct{})
+			started := make(chan struct{})
+			crisp.Tell(a, func(*crisp.Proc, *counter) { close(started); <-release })
+			<-started
+			futs := make([]*future.Future[int], n)
+			before := heapBytes()
+			for i := range futs {
+				futs[i] = crisp.Call(a, incr, crisp.Within(time.Hour))
+			}
+			after := heapBytes()
+			b.ReportMetric(float64(after-before)/n, "B/call")
+			close(release)
+			if _, err := futs[n-1].Get(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkMissLag measures, on the real clock, the time from a deadline
+// to the resolution of the future of the message that missed it, with
+// 10,000 actors all busy and 100,000 deadlines pending at once, spread
+// evenly over the given span: 1s is 100,000 misses a second, 100ms ten
+// times that.
+func BenchmarkMissLag(b *testing.B) {
+	for _, span := range []time.Duration{time.Second, 100 * time.Millisecond} {
+		b.Run("spread "+span.String(), func(b *testing.B) { missLag(b, 10_000, 10, span) })
+	}
+}
+
+func missLag(b *testing.B, actors, perActor int, span time.Duration) {
+	for b.Loop() {
+		sys := crisp.NewSystem(crisp.WithLogger(quiet))
+		release := make(chan struct{})
+		var started sync.WaitGroup
+		as := make([]*crisp.Actor[*counter], actors)
+		for i := range as {
+			as[i] = crisp.Spawn(sys, &counter{})
+			started.Add(1)
+			crisp.Tell(as[i], func(*crisp.Proc, *counter) { started.Done(); <-release })
+		}
+		started.Wait()
+
+		n := actors * perActor
+		lags := make([]time.Duration, n)
+		var wg sync.WaitGroup
+		wg.Add(n)
+		base := time.Now().Add(300 * time.Millisecond) // well after every send
+		step := span / time.Duration(n)
+		for k := range perActor {
+			for i, a := range as {
+				id := k*actors + i
+				// Interleave actors so that neighbours in time are on
+				// different actors.
+				due := base.Add(time.Duration((id*7919)%n) * step)
+				f := crisp.Call(a, incr, crisp.By(due))
+				f.OnResolve(func() { lags[id] = time.Since(due); wg.Done() })
+			}
+		}
+		wg.Wait()
+		close(release)
+		if err := sys.Shutdown(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		slices.Sort(lags)
+		q := func(p float64) float64 { return float64(lags[int(p*float64(len(lags)-1))].Microseconds()) }
+		b.ReportMetric(q(0.5), "p50-µs")
+		b.ReportMetric(q(0.99), "p99-µs")
+		b.ReportMetric(q(1), "max-µs")
+	}
+}

@@ -1,0 +1,119 @@
+package crisp
+
+import (
+	"math"
+	"time"
+)
+
+// How the watchdog watches an actor's queued messages.
+//
+// The watchdog does not hold one entry per message: it holds at most one
+// per actor, set at or before the earliest deadline among the actor's
+// queued messages, and only while a handler runs (an actor that is not
+// running a handler takes its next message at once, and the check made
+// then is exact). When the entry fires, the actor fails every queued
+// message whose deadline has passed, in one pass under its lock, and
+// re-arms the entry for the next deadline.
+//
+// Keeping the entry exact would cost a watchdog update each time the
+// earliest message starts, which under EDF is every message. Instead the
+// entry is a lower bound: it moves earlier when a new message needs it
+// to (rarely, in steady traffic), never later, and a firing that finds
+// nothing due simply re-arms. Senders touch the watchdog only to move
+// the entry earlier; the runner only when a handler starts with queued
+// deadlines the entry does not cover.
+
+// noWatch is wdKey's value when the watchdog holds no entry for the
+// actor.
+const noWatch = math.MaxInt64
+
+// key maps a deadline to the integer order the actor's wdKey uses.
+func (s *System) key(t time.Time) int64 { return int64(t.Sub(s.epoch)) }
+
+// earlierDeadline orders the deadline index: earliest deadline first,
+// then arrival.
+func earlierDeadline(x, y *message) bool {
+	if c := x.item.Deadline.Compare(y.item.Deadline); c != 0 {
+		return c < 0
+	}
+	return x.item.Seq < y.item.Seq
+}
+
+// needWatch is the sender's side: it has queued a message with deadline
+// dl (read against now) while a handler may be running. Called without
+// a.mu.
+func (a *core) needWatch(dl, now time.Time) {
+	s := a.sys
+	k := s.key(dl)
+	if !a.handling.Load() || k >= a.wdKey.Load() {
+		return // the runner will see it, or the entry is early enough
+	}
+	a.mu.Lock()
+	if a.handling.Load() && k < a.wdKey.Load() && !a.stopped.Load() {
+		if s.wd.Watch(&a.wd, a, dl, now) {
+			a.wdKey.Store(k)
+		}
+	}
+	a.mu.Unlock()
+}
+
+// watchQueued makes sure the watchdog will call the actor by the
+// earliest deadline queued, and fails what is already due. The runner
+// calls it when a handler starts. Called with a.mu held.
+func (a *core) watchQueued() {
+	if a.dl == nil || a.dl.Len() == 0 {
+		return
+	}
+	s := a.sys
+	first := a.dl.Peek().item.Deadline
+	k := s.key(first)
+	if k >= a.wdKey.Load() {
+		return
+	}
+	now := s.clk.Now()
+	if !now.Before(first) {
+		a.expireDue(now)
+		if a.dl.Len() == 0 {
+			return
+		}
+		first = a.dl.Peek().item.Deadline
+		k = s.key(first)
+	}
+	if s.wd.Watch(&a.wd, a, first, now) {
+		a.wdKey.Store(k)
+	}
+}
+
+// Expire is the watchdog's call: the actor's entry has come due. Every
+// queued message whose deadline has passed is missed now, while the
+// actor may be busy with something else, and the entry is re-armed for
+// the next deadline if a handler still runs.
+func (a *core) Expire(now time.Time) {
+	a.mu.Lock()
+	a.wdKey.Store(noWatch)
+	a.drain()
+	a.expireDue(now)
+	if a.handling.Load() {
+		a.watchQueued()
+	}
+	failed := a.takeFailed()
+	a.mu.Unlock()
+	a.failAll(failed)
+}
+
+// expireDue misses every queued message whose deadline is at or before
+// now. The outcomes go to a.failed, for delivery after unlocking. Called
+// with a.mu held.
+func (a *core) expireDue(now time.Time) {
+	for a.dl != nil && a.dl.Len() > 0 {
+		m := a.dl.Peek()
+		if now.Before(m.item.Deadline) {
+			return
+		}
+		a.dl.Pop()
+		if m.state.CompareAndSwap(stQueued, stMissed) {
+			a.unqueue(m)
+			a.failed = append(a.failed, failure{m: m, at: now})
+		}
+	}
+}
