@@ -33,16 +33,14 @@ type Actor[S any] struct {
 type core struct {
 	// Set at Spawn, then read-only.
 	sys      *System
-	pol      policy.Policy
-	name     string
-	onMiss   func(*deadline.MissedError)
+	cfg      *actorConfig
 	typeName func() string
 	shard    uint8
 
-	intake   atomic.Pointer[message] // sent, not yet queued; newest first, linked by next
-	active   atomic.Bool             // a goroutine holds the actor (runs its work or looks for more)
-	handling atomic.Bool             // the holder is running a handler
-	stopped  atomic.Bool
+	live bool // in the system's live list; guarded by mu
+
+	flags  atomic.Uint32           // fActive, fHandling, fStopped
+	intake atomic.Pointer[message] // sent, not yet queued; newest first, linked by next
 	// wdKey is a lower bound the watchdog will call the actor at, in the
 	// system's deadline keys, or noWatch. Written under mu.
 	wdKey atomic.Int64
@@ -53,25 +51,58 @@ type core struct {
 	qhead  *message              // queued work in the order it was queued
 	qtail  *message
 	queued int
-	seq    uint64 // last arrival number given out
-	live   bool   // in the system's live list
-	failed []failure
+	seq    uint64     // last arrival number given out
+	failed *[]failure // outcomes to deliver after unlocking; nil when none
 	wd     watchdog.Entry
 	sprev  *core // live-list links, guarded by the shard's mu
 	snext  *core
 }
 
+// Bits of core.flags.
+const (
+	fActive   = 1 << iota // a goroutine holds the actor (runs its work or looks for more)
+	fHandling             // the holder is running a handler
+	fStopped
+)
+
+func (a *core) active() bool   { return a.flags.Load()&fActive != 0 }
+func (a *core) handling() bool { return a.flags.Load()&fHandling != 0 }
+func (a *core) stopped() bool  { return a.flags.Load()&fStopped != 0 }
+
+// acquire sets fActive, reporting whether this call set it.
+func (a *core) acquire() bool {
+	for {
+		f := a.flags.Load()
+		if f&fActive != 0 {
+			return false
+		}
+		if a.flags.CompareAndSwap(f, f|fActive) {
+			return true
+		}
+	}
+}
+
+// actorConfig is what the options of Spawn set. Actors spawned without
+// options share defaultConfig.
+type actorConfig struct {
+	pol    policy.Policy
+	name   string
+	onMiss func(*deadline.MissedError)
+}
+
+var defaultConfig = &actorConfig{pol: policy.EDF()}
+
 // ActorOption configures an actor at Spawn.
-type ActorOption interface{ applyActor(*core) }
+type ActorOption interface{ applyActor(*actorConfig) }
 
-type actorOptionFunc func(*core)
+type actorOptionFunc func(*actorConfig)
 
-func (f actorOptionFunc) applyActor(c *core) { f(c) }
+func (f actorOptionFunc) applyActor(c *actorConfig) { f(c) }
 
 // WithPolicy sets the order in which the actor takes its ready work; the
 // default is policy.EDF().
 func WithPolicy(p policy.Policy) ActorOption {
-	return actorOptionFunc(func(c *core) {
+	return actorOptionFunc(func(c *actorConfig) {
 		if p != nil {
 			c.pol = p
 		}
@@ -81,7 +112,7 @@ func WithPolicy(p policy.Policy) ActorOption {
 // WithName names the actor in errors and logs. By default an actor is
 // named after its state type.
 func WithName(name string) ActorOption {
-	return actorOptionFunc(func(c *core) { c.name = name })
+	return actorOptionFunc(func(c *actorConfig) { c.name = name })
 }
 
 // WithMissHook sets a function told of every message of the actor that
@@ -90,7 +121,7 @@ func WithName(name string) ActorOption {
 // miss (usually the watchdog's) and must be quick; a panic in it is
 // logged and otherwise ignored.
 func WithMissHook(f func(*deadline.MissedError)) ActorOption {
-	return actorOptionFunc(func(c *core) { c.onMiss = f })
+	return actorOptionFunc(func(c *actorConfig) { c.onMiss = f })
 }
 
 var shardSeq atomic.Uint32
@@ -105,15 +136,19 @@ func Spawn[S any](sys *System, state S, opts ...ActorOption) *Actor[S] {
 	}
 	a := &Actor[S]{state: state}
 	a.sys = sys
-	a.pol = policy.EDF()
+	a.cfg = defaultConfig
+	if len(opts) > 0 {
+		cfg := *defaultConfig
+		for _, o := range opts {
+			o.applyActor(&cfg)
+		}
+		a.cfg = &cfg
+	}
 	a.typeName = typeName[S]
 	a.shard = uint8(shardSeq.Add(1) % nShards)
 	a.wdKey.Store(noWatch)
-	for _, o := range opts {
-		o.applyActor(&a.core)
-	}
 	if sys.closed.Load() {
-		a.stopped.Store(true)
+		a.flags.Store(fStopped)
 	}
 	return a
 }
@@ -132,8 +167,8 @@ func (a *Actor[S]) Name() string { return a.displayName() }
 func (a *Actor[S]) System() *System { return a.sys }
 
 func (a *core) displayName() string {
-	if a.name != "" {
-		return a.name
+	if a.cfg.name != "" {
+		return a.cfg.name
 	}
 	return a.typeName()
 }
@@ -141,24 +176,24 @@ func (a *core) displayName() string {
 // stop stops the actor: everything queued fails with ErrStopped.
 func (a *core) stop() {
 	a.mu.Lock()
-	if a.stopped.Load() {
+	if a.stopped() {
 		a.mu.Unlock()
 		return
 	}
-	a.stopped.Store(true)
+	a.flags.Or(fStopped)
 	stray := a.intake.Swap(nil)
 	for m := a.qhead; m != nil; {
 		next := m.next
 		m.prev, m.next, m.linked = nil, nil, false
 		if m.state.CompareAndSwap(stQueued, stStopped) {
-			a.failed = append(a.failed, failure{m: m, err: ErrStopped})
+			a.addFailure(failure{m: m, err: ErrStopped})
 		}
 		m = next
 	}
 	a.qhead, a.qtail, a.queued, a.q, a.dl = nil, nil, 0, nil, nil
 	a.sys.wd.Cancel(&a.wd)
 	a.wdKey.Store(noWatch)
-	if !a.active.Load() && a.live {
+	if !a.active() && a.live {
 		a.live = false
 		a.sys.leave(a)
 	}

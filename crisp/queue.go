@@ -29,9 +29,21 @@ type failure struct {
 // takeFailed hands over the failures gathered under the lock. Called
 // with a.mu held.
 func (a *core) takeFailed() []failure {
-	f := a.failed
+	if a.failed == nil {
+		return nil
+	}
+	f := *a.failed
 	a.failed = nil
 	return f
+}
+
+// addFailure records f for delivery after unlocking. Called with a.mu
+// held.
+func (a *core) addFailure(f failure) {
+	if a.failed == nil {
+		a.failed = new([]failure)
+	}
+	*a.failed = append(*a.failed, f)
 }
 
 func (a *core) failAll(fs []failure) {
@@ -76,7 +88,7 @@ func (a *core) miss(m *message, now time.Time) {
 	if a.sys.log.Enabled(context.Background(), slog.LevelDebug) {
 		a.sys.log.Debug("crisp: deadline missed", "err", err)
 	}
-	if a.onMiss != nil {
+	if a.cfg.onMiss != nil {
 		a.callMissHook(err)
 	}
 }
@@ -87,7 +99,7 @@ func (a *core) callMissHook(err *deadline.MissedError) {
 			a.sys.log.Error("crisp: miss hook panicked", "actor", a.displayName(), "panic", r)
 		}
 	}()
-	a.onMiss(err)
+	a.cfg.onMiss(err)
 }
 
 // drain moves the intake into the actor's queue, oldest first, giving
@@ -143,13 +155,13 @@ func (a *core) drainList(h *message) {
 // Called with a.mu held.
 func (a *core) queue(m *message) {
 	if a.q == nil {
-		a.q = a.pol.NewQueue()
+		a.q = a.cfg.pol.NewQueue()
 	}
 	if perr := a.qpush(m); perr != nil {
 		// The policy cannot order m: m fails and never runs. The queue
 		// may be left in any state, so it is rebuilt from the list.
 		if m.state.CompareAndSwap(stQueued, stFailed) {
-			a.failed = append(a.failed, failure{m: m, err: perr})
+			a.addFailure(failure{m: m, err: perr})
 		}
 		a.rebuild()
 		return
@@ -242,7 +254,7 @@ func recoverPolicy(perr **PolicyError) {
 // one holding every queued message. A message the policy cannot push even
 // into a fresh queue fails with the policy's panic. Called with a.mu held.
 func (a *core) rebuild() {
-	a.q = a.pol.NewQueue()
+	a.q = a.cfg.pol.NewQueue()
 	for m := a.qhead; m != nil; {
 		next := m.next
 		if m.state.Load() != stQueued { // decided; its decider will not find it queued
@@ -252,7 +264,7 @@ func (a *core) rebuild() {
 		}
 		if perr := a.qpush(m); perr != nil {
 			if m.state.CompareAndSwap(stQueued, stFailed) {
-				a.failed = append(a.failed, failure{m: m, err: perr})
+				a.addFailure(failure{m: m, err: perr})
 			}
 			a.dequeued(m)
 			a.rebuild() // start over without m

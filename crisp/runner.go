@@ -14,7 +14,7 @@ const runnerGrace = 4
 
 // start makes sure a goroutine holds the actor, after work was pushed.
 func (a *core) start() {
-	if a.active.Load() || !a.active.CompareAndSwap(false, true) {
+	if !a.acquire() {
 		return
 	}
 	a.sys.busy.Add(1)
@@ -60,7 +60,7 @@ func (a *core) loop(p *Proc) {
 		}
 	}
 	for {
-		if a.stopped.Load() {
+		if a.stopped() {
 			a.release()
 			a.mu.Unlock()
 			return
@@ -71,7 +71,7 @@ func (a *core) loop(p *Proc) {
 			// report once m's handler runs.
 			a.watchQueued()
 		}
-		if len(a.failed) > 0 {
+		if a.failed != nil {
 			failed := a.takeFailed()
 			a.mu.Unlock()
 			a.failAll(failed)
@@ -109,7 +109,7 @@ func (a *core) loop(p *Proc) {
 
 		// A sender that read handling as false pushed before this store,
 		// and so is in the intake now: the check below covers it.
-		a.handling.Store(true)
+		a.flags.Or(fHandling)
 		if a.intake.Load() != nil {
 			a.mu.Lock()
 			a.drain()
@@ -122,7 +122,7 @@ func (a *core) loop(p *Proc) {
 		p.m = m
 		a.invoke(p, j)
 		p.m = nil
-		a.handling.Store(false)
+		a.flags.And(^uint32(fHandling))
 		a.mu.Lock()
 	}
 }
@@ -143,10 +143,10 @@ func (a *core) invoke(p *Proc, j job) {
 // the meantime: then the actor is kept and release reports false. Called
 // with a.mu held.
 func (a *core) release() bool {
-	a.active.Store(false)
-	// A sender that pushed before the store above saw active and started
-	// nothing: look once more.
-	if !a.stopped.Load() && a.intake.Load() != nil && a.active.CompareAndSwap(false, true) {
+	a.flags.And(^uint32(fActive))
+	// A sender that pushed before the store above saw the actor held and
+	// started nothing: look once more.
+	if !a.stopped() && a.intake.Load() != nil && a.acquire() {
 		return false
 	}
 	if a.live && a.qhead == nil {
@@ -164,7 +164,7 @@ func (a *core) release() bool {
 // instead of returning. The message fails and the actor passes to a new
 // goroutine.
 func (a *core) abandon(p *Proc) {
-	a.handling.Store(false)
+	a.flags.And(^uint32(fHandling))
 	if m := p.m; m != nil {
 		p.m = nil
 		a.fail(m.item.Payload.(job), errGoexit)

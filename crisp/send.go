@@ -155,7 +155,7 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 	}
 	// m.state is stQueued (the zero value) from here: a context that ends
 	// now cancels it, and the intake's drain skips it.
-	if a.stopped.Load() {
+	if a.stopped() {
 		if m.state.CompareAndSwap(stQueued, stStopped) {
 			a.fail(j, ErrStopped)
 		}
@@ -168,12 +168,12 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 			break
 		}
 	}
-	if a.stopped.Load() { // stopped meanwhile: nobody will drain the intake
+	if a.stopped() { // stopped meanwhile: nobody will drain the intake
 		a.failStrays(a.intake.Swap(nil))
 		return
 	}
 	a.start()
-	if a.handling.Load() && a.mu.TryLock() {
+	if a.handling() && a.mu.TryLock() {
 		// The actor is busy and its lock free: queue the message now
 		// rather than leave it to the runner or, worse, to the watchdog,
 		// which would have to sort a backlog before failing what is due.

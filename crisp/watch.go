@@ -45,11 +45,11 @@ func earlierDeadline(x, y *message) bool {
 func (a *core) needWatch(dl, now time.Time) {
 	s := a.sys
 	k := s.key(dl)
-	if !a.handling.Load() || k >= a.wdKey.Load() {
+	if !a.handling() || k >= a.wdKey.Load() {
 		return // the runner will see it, or the entry is early enough
 	}
 	a.mu.Lock()
-	if a.handling.Load() && k < a.wdKey.Load() && !a.stopped.Load() {
+	if a.handling() && k < a.wdKey.Load() && !a.stopped() {
 		if s.wd.Watch(&a.wd, a, dl, now) {
 			a.wdKey.Store(k)
 		}
@@ -93,7 +93,7 @@ func (a *core) Expire(now time.Time) {
 	a.wdKey.Store(noWatch)
 	a.drain()
 	a.expireDue(now)
-	if a.handling.Load() {
+	if a.handling() {
 		a.watchQueued()
 	}
 	failed := a.takeFailed()
@@ -113,7 +113,7 @@ func (a *core) expireDue(now time.Time) {
 		a.dl.Pop()
 		if m.state.CompareAndSwap(stQueued, stMissed) {
 			a.unqueue(m)
-			a.failed = append(a.failed, failure{m: m, at: now})
+			a.addFailure(failure{m: m, at: now})
 		}
 	}
 }
