@@ -11,8 +11,10 @@
 // the number of pending deadlines (a random insertion moves O(1) heap
 // slots on average). Cancel costs O(1): it only invalidates the entry's
 // slot, which leaves the heap when it reaches the top or when more than
-// half the heap is invalid and the heap is compacted (amortised O(1) per
-// Cancel). Heap moves touch only the heap's own array, never the watched
+// half the heap is invalid and the heap is compacted. Compaction is
+// amortised O(1) per Cancel, but the call that triggers it pays O(n) and
+// holds the watchdog meanwhile (about 20 ms at a million pending
+// deadlines; the Go runtime's own timers make the same trade). Heap moves touch only the heap's own array, never the watched
 // values, which keeps a heap of a million deadlines in cache-friendly
 // order. Targets are called on the watchdog's goroutine, one after
 // another: they must be quick and must not block. New starts the
@@ -41,9 +43,11 @@ type Target interface {
 // watched value; its zero value is "not watched". An Entry is in at most
 // one Watchdog at a time.
 type Entry struct {
-	// seq is the registration the entry is watched under, 0 when not
-	// watched. A heap slot whose seq differs is stale (cancelled).
-	// Guarded by the Watchdog's mu, like target.
+	// w is the watchdog holding the entry and seq the registration it is
+	// watched under; seq is 0 when not watched. A heap slot whose seq
+	// differs is stale (cancelled or moved). Guarded by w's mu, like
+	// target.
+	w      *Watchdog
 	seq    uint64
 	target Target
 }
@@ -68,8 +72,9 @@ type optionFunc func(*Watchdog)
 func (f optionFunc) apply(w *Watchdog) { f(w) }
 
 // AfterBatch sets a function called on the watchdog's goroutine after
-// each batch of expired entries has been handed to its targets. Systems
-// use it to learn when the watchdog has gone quiet.
+// every wake-up, once the entries it expired (perhaps none) have been
+// handed to their targets. Systems use it to learn when the watchdog has
+// gone quiet. It must not call Stop, which waits for that goroutine.
 func AfterBatch(f func()) Option { return optionFunc(func(w *Watchdog) { w.afterBatch = f }) }
 
 // Watchdog detects passed deadlines. Make one with New.
@@ -137,10 +142,14 @@ func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 		return false
 	}
 	if e.seq != 0 {
+		if e.w != w {
+			w.mu.Unlock()
+			panic("crisp: watchdog.Watch of an entry another watchdog holds")
+		}
 		w.stale++ // its old slot
 	}
 	w.seq++
-	e.seq, e.target = w.seq, t
+	e.w, e.seq, e.target = w, w.seq, t
 	w.heap = append(w.heap, slot{k, w.seq, e})
 	w.up(len(w.heap) - 1)
 	if !w.isArm || k < w.armed {
@@ -153,12 +162,14 @@ func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 	return true
 }
 
-// Cancel stops watching e, reporting whether it was being watched. After
-// Cancel returns true, e's target will not be called for it.
+// Cancel stops watching e, reporting whether this watchdog was watching
+// it. After Cancel returns true, e's target will not be called for it.
+// The target stays referenced by the heap until its slot reaches the top
+// or the heap is compacted.
 func (w *Watchdog) Cancel(e *Entry) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if e.seq == 0 {
+	if e.seq == 0 || e.w != w {
 		return false
 	}
 	e.seq, e.target = 0, nil
@@ -193,19 +204,24 @@ func (w *Watchdog) next() (int64, bool) {
 }
 
 // Idle reports whether, at clock reading now, the watchdog has nothing to
-// do: no watched deadline has passed and no batch is being expired.
+// do: no watched deadline has passed, no batch is being expired, and the
+// timer is not due (a wake-up that finds nothing to expire still re-arms
+// the timer from its own clock reading, so it must happen before the
+// clock moves on).
 func (w *Watchdog) Idle(now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.firing {
+	nk := w.key(now)
+	if w.firing || (w.isArm && w.armed <= nk) {
 		return false
 	}
 	k, ok := w.next()
-	return !ok || k > w.key(now)
+	return !ok || k > nk
 }
 
 // Stop ends the watchdog's goroutine and waits for it. Entries still
-// watched are dropped without being expired. Stop is idempotent.
+// watched are dropped without being expired. Stop is idempotent; it must
+// not be called from a target or the AfterBatch function.
 func (w *Watchdog) Stop() {
 	w.mu.Lock()
 	if w.stop {
@@ -213,7 +229,7 @@ func (w *Watchdog) Stop() {
 		<-w.done
 		return
 	}
-	w.stop = true
+	w.stop, w.isArm = true, false
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -284,7 +300,9 @@ func (w *Watchdog) expire() {
 	}
 	w.firing = len(batch) > 0
 	if k, ok := w.next(); ok {
-		w.arm(k, now)
+		// Measured from a fresh reading: taking the lock and the batch
+		// took time, and the timer must not be late by that much.
+		w.arm(k, w.clk.Now())
 	}
 	w.mu.Unlock()
 
