@@ -127,9 +127,7 @@ func ExamplePanicError() {
 	a := crisp.Spawn(sys, &Account{})
 
 	_, err := crisp.Call(a, func(*crisp.Proc, *Account) (int, error) {
-		var m map[string]int
-		m["x"] = 1 // assignment to a nil map
-		return 0, nil
+		panic("corrupt record")
 	}).Get()
 	var pe *crisp.PanicError
 	fmt.Println(errors.As(err, &pe))

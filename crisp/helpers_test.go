@@ -50,15 +50,6 @@ func waitIdle(t *testing.T, sys *crisp.System) {
 	require.NoError(t, sys.WaitIdle(ctx), "system did not go idle")
 }
 
-// advance moves the mock clock while the system is idle, then waits for
-// everything the move set off.
-func advance(t *testing.T, sys *crisp.System, mock *clock.Mock, d time.Duration) {
-	t.Helper()
-	waitIdle(t, sys)
-	mock.Add(d)
-	waitIdle(t, sys)
-}
-
 // gate holds an actor busy: hold sends a handler that signals it started
 // and then waits for open.
 type gate struct {

@@ -93,6 +93,9 @@ func (c *call[S, T]) fail(err error) { c.pr.Fail(err) }
 func (c *call[S, T]) run(p *Proc) {
 	v, err := c.fn(p, c.a.state)
 	c.fn = nil // nothing reads it once the handler has returned
+	// The handler is done: a caller woken by the result may send at once,
+	// and must find the actor free rather than busy.
+	p.a.flags.And(^uint32(fHandling))
 	c.pr.Resolve(v, err)
 }
 

@@ -43,10 +43,13 @@ func earlierDeadline(x, y *message) bool {
 // dl (read against now) while a handler may be running. Called without
 // a.mu.
 func (a *core) needWatch(dl, now time.Time) {
+	if !a.handling() {
+		return // the runner takes its next message soon and checks it then
+	}
 	s := a.sys
 	k := s.key(dl)
-	if !a.handling() || k >= a.wdKey.Load() {
-		return // the runner will see it, or the entry is early enough
+	if k >= a.wdKey.Load() {
+		return // the entry is early enough
 	}
 	a.mu.Lock()
 	if a.handling() && k < a.wdKey.Load() && !a.stopped() {
