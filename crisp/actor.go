@@ -40,6 +40,7 @@ type core struct {
 	live bool // in the system's live list; guarded by mu
 
 	flags  atomic.Uint32           // fActive, fHandling, fStopped
+	holder atomic.Uintptr          // gid of the goroutine holding the actor, or 0
 	intake atomic.Pointer[message] // sent, not yet queued; newest first, linked by next
 	// wdKey is a lower bound the watchdog will call the actor at, in the
 	// system's deadline keys, or noWatch. Written under mu.
@@ -53,6 +54,7 @@ type core struct {
 	queued int
 	seq    uint64     // last arrival number given out
 	failed *[]failure // outcomes to deliver after unlocking; nil when none
+	coop   *coopState // nil until a process awaits a condition
 	wd     watchdog.Entry
 	sprev  *core // live-list links, guarded by the shard's mu
 	snext  *core
@@ -185,10 +187,18 @@ func (a *core) stop() {
 	for m := a.qhead; m != nil; {
 		next := m.next
 		m.prev, m.next, m.linked = nil, nil, false
-		if m.state.CompareAndSwap(stQueued, stStopped) {
-			a.addFailure(failure{m: m, err: ErrStopped})
+		switch m.state.Load() {
+		case stQueued:
+			if m.state.CompareAndSwap(stQueued, stStopped) {
+				a.addFailure(failure{m: m, err: ErrStopped})
+			}
+		case stSuspended, stReady:
+			a.abort(m, ErrStopped) // ends the process: its goroutine exits
 		}
 		m = next
+	}
+	if a.coop != nil {
+		a.coop.conds = nil
 	}
 	a.qhead, a.qtail, a.queued, a.q, a.dl = nil, nil, 0, nil, nil
 	a.sys.wd.Cancel(&a.wd)

@@ -2,12 +2,16 @@ package crisp
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
 
+	"github.com/benbjohnson/clock"
+
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/gid"
 	"github.com/crisprt/crisp/policy"
 )
 
@@ -15,62 +19,92 @@ import (
 // failure happens to it: every transition out of stQueued is a
 // compare-and-swap. Whoever wins it delivers the outcome; taking the
 // message out of the actor's list and queue is separate bookkeeping,
-// done under the actor's lock by whoever gets there first.
+// done under the actor's lock by whoever gets there first. A started
+// process may suspend and resume any number of times (stRunning,
+// stSuspended, stReady, stRunning...), until it finishes or its actor
+// stops (stStopped).
 const (
 	stQueued    uint32 = iota // in the actor's queue, not started
 	stTaken                   // taken off the queue; the runner is deciding whether it may start
 	stRunning                 // started: its handler runs, or ran
 	stMissed                  // its deadline passed before it started
-	stStopped                 // its actor stopped before it started
+	stStopped                 // its actor stopped before it started or while it was suspended
 	stCancelled               // its context ended before it started
 	stFailed                  // the policy panicked while ordering it
+	stSuspended               // started, and waiting (future, condition, time) with the actor released
+	stReady                   // suspended, and now queued to go on
 )
 
-// message is the untyped part of every Call and Tell: what the policy,
-// the watchdog and the actor's bookkeeping need.
+// message is the untyped part of every Call and Tell, and of every Then
+// continuation: what the policy, the watchdog and the actor's
+// bookkeeping need.
 type message struct {
 	item  policy.Item // item.Payload holds the job
 	state atomic.Uint32
 
 	// Guarded by the actor's mu once queued. Before that, next links the
 	// actor's intake.
-	linked     bool     // in the actor's list and policy queue
-	prev, next *message // the actor's list of queued messages
+	linked     bool     // in the actor's list: queued, ready, or suspended
+	prev, next *message // the actor's list
 	dli        int      // position in the actor's deadline index
 
-	ext *msgContext // non-nil for messages sent with a context
+	ext *msgExt // non-nil for messages sent with a context, or once suspended
 }
 
-// msgContext is the plumbing of a message sent with a context.
-type msgContext struct {
+// msgExt holds what few messages need.
+type msgExt struct {
 	ctx  context.Context
 	stop func() bool // from context.AfterFunc; nil if ctx cannot end
+	proc *Proc       // the goroutine of a suspended (or ready) process
 }
 
-// release stops watching the context once the message has started or
+// releaseCtx stops watching the context once the message has started or
 // left the queue. It accepts a nil receiver (no context).
-func (c *msgContext) release() {
-	if c != nil && c.stop != nil {
-		c.stop()
+func (x *msgExt) releaseCtx() {
+	if x != nil && x.stop != nil {
+		x.stop()
+		x.stop = nil
 	}
 }
 
-// job is the typed part of a message: a Call's or a Tell's handler and
-// where its outcome goes.
+// proc returns the goroutine parked with a suspended process, or nil
+// (a continuation has none).
+func (m *message) proc() *Proc {
+	if m.ext == nil {
+		return nil
+	}
+	return m.ext.proc
+}
+
+// job is the typed part of a message: a Call's, a Tell's or a
+// continuation's code, and where its outcome goes.
 type job interface {
 	hdr() *message
 	actor() *core
+	// actorAny returns the *Actor[S] the job runs on.
+	actorAny() any
 	// run calls the handler with the actor's state and delivers the
 	// result. It runs on the goroutine holding the actor.
 	run(p *Proc)
 	// fail delivers err as the message's outcome (nobody hears it for a
-	// Tell).
+	// Tell or a detached continuation).
 	fail(err error)
 	// handler returns the handler function, for naming the message.
 	handler() any
 	// answered reports whether a future receives the outcome (false for
 	// a Tell, whose failures only the log hears of).
 	answered() bool
+}
+
+// sink receives a result that arrives after its message's handler has
+// returned (a handler that returned Then's result): a Call's promise.
+type sink interface {
+	deliver(v any, err error)
+}
+
+// typedSink is a sink that takes a U without boxing it.
+type typedSink[U any] interface {
+	deliverTyped(v U, err error)
 }
 
 // call is a message sent with Call.
@@ -86,6 +120,7 @@ type call[S, T any] struct {
 
 func (c *call[S, T]) hdr() *message  { return &c.message }
 func (c *call[S, T]) actor() *core   { return &c.a.core }
+func (c *call[S, T]) actorAny() any  { return c.a }
 func (c *call[S, T]) handler() any   { return c.fn }
 func (c *call[S, T]) answered() bool { return true }
 func (c *call[S, T]) fail(err error) { c.pr.Fail(err) }
@@ -96,7 +131,33 @@ func (c *call[S, T]) run(p *Proc) {
 	// The handler is done: a caller woken by the result may send at once,
 	// and must find the actor free rather than busy.
 	p.a.flags.And(^uint32(fHandling))
+	if k, ok := err.(continuation); ok && k.madeBy(p) {
+		k.resultTo(c) // the handler returned Then's result: it comes later
+		return
+	}
 	c.pr.Resolve(v, err)
+}
+
+func (c *call[S, T]) deliver(v any, err error) {
+	t, _ := v.(T)
+	c.pr.Resolve(t, err)
+}
+
+func (c *call[S, T]) deliverTyped(v T, err error) { c.pr.Resolve(v, err) }
+
+// Clock and CheckWait make the call the future's Source.
+func (c *call[S, T]) Clock() clock.Clock { return c.a.sys.clk }
+
+// CheckWait refuses to let the goroutine holding the message's actor
+// block on the message's future: only that actor can produce it, and it
+// would be waiting for itself.
+func (c *call[S, T]) CheckWait() error {
+	a := &c.a.core
+	if g := a.holder.Load(); g == 0 || gid.ID(g) != gid.Current() {
+		return nil
+	}
+	return fmt.Errorf("%w: a process of actor %s waits for message %s of that same actor, which cannot run while it waits (use Await to release the actor instead)",
+		ErrDeadlock, a.displayName(), c.name(c))
 }
 
 // tell is a message sent with Tell.
@@ -108,10 +169,16 @@ type tell[S any] struct {
 
 func (t *tell[S]) hdr() *message  { return &t.message }
 func (t *tell[S]) actor() *core   { return &t.a.core }
+func (t *tell[S]) actorAny() any  { return t.a }
 func (t *tell[S]) handler() any   { return t.fn }
 func (t *tell[S]) answered() bool { return false }
 func (t *tell[S]) fail(error)     {}
-func (t *tell[S]) run(p *Proc)    { t.fn(p, t.a.state) }
+
+func (t *tell[S]) run(p *Proc) {
+	t.fn(p, t.a.state)
+	t.fn = nil
+	p.a.flags.And(^uint32(fHandling))
+}
 
 // name is the message's name for errors: its Name option, else its
 // handler function's name.

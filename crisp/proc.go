@@ -3,6 +3,9 @@ package crisp
 import (
 	"context"
 	"time"
+
+	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/watchdog"
 )
 
 // Proc is a handler's view of the process it runs in: the message's
@@ -13,7 +16,17 @@ import (
 // handler's goroutine; keep it no longer than the handler runs.
 type Proc struct {
 	a *core
-	m *message // the process running on this goroutine
+	m *message // the process this goroutine runs (or keeps, suspended)
+	g gid.ID   // this goroutine
+
+	// Suspension, used by the goroutine while its process is suspended.
+	wake      chan struct{}  // buffered(1): the actor is handed back, or stopErr is set
+	stopErr   error          // the actor stopped: the goroutine must end. Set under a.mu.
+	cond      func() bool    // the condition of AwaitCond
+	condPanic any            // what cond panicked with, to raise in the process
+	timed     bool           // wd is watched for AwaitWithin
+	timedOut  bool           // AwaitWithin's timeout came first
+	wd        watchdog.Entry // AwaitWithin's timeout
 }
 
 // Deadline returns the start deadline of the running message (the zero
@@ -37,8 +50,8 @@ func (p *Proc) Name() string { return p.m.name(p.m.item.Payload.(job)) }
 // Context returns the context the message was sent with, or
 // context.Background().
 func (p *Proc) Context() context.Context {
-	if p.m.ext != nil {
-		return p.m.ext.ctx
+	if x := p.m.ext; x != nil && x.ctx != nil {
+		return x.ctx
 	}
 	return context.Background()
 }

@@ -11,11 +11,16 @@ import (
 	"github.com/crisprt/crisp/policy"
 )
 
-// An actor's queued work is kept three ways, all guarded by its mu: a
-// list in queuing order (the record of what is queued, from which a
-// broken policy queue can be rebuilt and a stopped actor drained), the
-// policy's queue (the order of execution), and, for messages with a
-// deadline, the deadline index (what the watchdog looks at).
+// An actor's unfinished work is kept three ways, all guarded by its mu:
+//
+//   - the list, in the order entries joined it, holds every message the
+//     actor has accepted and not yet finished: queued, ready to resume,
+//     and suspended. It is the record from which a stopped actor fails
+//     everything and a broken policy queue is rebuilt.
+//   - the policy's queue holds what is ready (stQueued and stReady), in
+//     the order of execution; queued counts it.
+//   - the deadline index holds the queued new messages that have a
+//     deadline, earliest first: what the watchdog looks at.
 
 // failure is an outcome to deliver once the actor's lock is released:
 // resolving a future runs its waiters' callbacks, which may need the
@@ -58,7 +63,7 @@ func (a *core) failAll(fs []failure) {
 
 // fail delivers err as j's outcome, logging what no future will tell.
 func (a *core) fail(j job, err error) {
-	j.hdr().ext.release()
+	j.hdr().ext.releaseCtx()
 	j.fail(err)
 	if j.answered() {
 		return
@@ -83,7 +88,7 @@ func (a *core) miss(m *message, now time.Time) {
 		Deadline: m.item.Deadline,
 		Detected: now,
 	}
-	m.ext.release()
+	m.ext.releaseCtx()
 	j.fail(err)
 	if a.sys.log.Enabled(context.Background(), slog.LevelDebug) {
 		a.sys.log.Debug("crisp: deadline missed", "err", err)
@@ -114,15 +119,16 @@ func (a *core) drain() {
 // queued and exactly one message arrived, every policy must choose it,
 // so it is claimed without passing through the policy's queue. Called
 // with a.mu held.
-func (a *core) next() (*message, job) {
+func (a *core) next() (m *message, j job, resume bool) {
 	h := a.intake.Swap(nil)
 	if h != nil && h.next == nil && a.queued == 0 {
+		a.newArrivals()
 		if h.state.CompareAndSwap(stQueued, stTaken) {
 			a.seq++
 			h.item.Seq = a.seq
-			return h, h.item.Payload.(job)
+			return h, h.item.Payload.(job), false
 		}
-		return nil, nil // cancelled on the way
+		return nil, nil, false // cancelled on the way
 	}
 	if h != nil {
 		a.drainList(h)
@@ -133,6 +139,7 @@ func (a *core) next() (*message, job) {
 // drainList queues the intake list h (newest first). Called with a.mu
 // held.
 func (a *core) drainList(h *message) {
+	a.newArrivals()
 	var rev *message
 	for h != nil {
 		next := h.next
@@ -145,29 +152,31 @@ func (a *core) drainList(h *message) {
 		if m.state.Load() == stQueued { // not cancelled on the way
 			a.seq++
 			m.item.Seq = a.seq
-			a.queue(m)
+			a.link(m)
+			a.enqueue(m)
 		}
 		m = next
 	}
 }
 
-// queue adds m to the list, the policy's queue and the deadline index.
-// Called with a.mu held.
-func (a *core) queue(m *message) {
+// enqueue adds m, which is in the list, to the policy's queue and, if it
+// is a new message with a deadline, to the deadline index. Called with
+// a.mu held.
+func (a *core) enqueue(m *message) {
 	if a.q == nil {
 		a.q = a.cfg.pol.NewQueue()
 	}
 	if perr := a.qpush(m); perr != nil {
-		// The policy cannot order m: m fails and never runs. The queue
-		// may be left in any state, so it is rebuilt from the list.
-		if m.state.CompareAndSwap(stQueued, stFailed) {
-			a.addFailure(failure{m: m, err: perr})
-		}
+		// The policy cannot order m: m fails and never runs (or, if it
+		// is a suspended process, never resumes). The queue may be left
+		// in any state, so it is rebuilt from the list.
+		a.unlink(m)
+		a.abort(m, perr)
 		a.rebuild()
 		return
 	}
-	a.link(m)
-	if !m.item.Deadline.IsZero() {
+	a.queued++
+	if !m.item.Deadline.IsZero() && !m.item.Resumed {
 		if a.dl == nil {
 			a.dl = runq.New(earlierDeadline, dlIndex)
 		}
@@ -177,7 +186,34 @@ func (a *core) queue(m *message) {
 
 func dlIndex(m *message) *int { return &m.dli }
 
-// link appends m to the list of queued messages. Called with a.mu held.
+// abort ends m, which is queued, ready or suspended, with err: a message
+// fails; a suspended process is ended (its goroutine exits through
+// runtime.Goexit, running its deferred calls, and its future gets err);
+// a continuation is dropped and its result, if anyone waits for it, is
+// err. Called with a.mu held.
+func (a *core) abort(m *message, err error) {
+	switch st := m.state.Load(); st {
+	case stQueued:
+		if m.state.CompareAndSwap(stQueued, stFailed) {
+			a.addFailure(failure{m: m, err: err})
+		}
+	case stSuspended, stReady:
+		if !m.state.CompareAndSwap(st, stStopped) {
+			return
+		}
+		if p := m.proc(); p != nil {
+			p.stopErr = err
+			if p.timed {
+				a.sys.wd.Cancel(&p.wd)
+			}
+			p.wake <- struct{}{}
+			return
+		}
+		a.addFailure(failure{m: m, err: err})
+	}
+}
+
+// link appends m to the list. Called with a.mu held.
 func (a *core) link(m *message) {
 	m.linked = true
 	m.prev, m.next = a.qtail, nil
@@ -187,13 +223,10 @@ func (a *core) link(m *message) {
 		a.qhead = m
 	}
 	a.qtail = m
-	a.queued++
 }
 
-// dequeued takes m off the list and the deadline index (not the policy's
-// queue: m has just been popped from it, or will be removed by the
-// caller). Called with a.mu held.
-func (a *core) dequeued(m *message) {
+// unlink takes m off the list. Called with a.mu held.
+func (a *core) unlink(m *message) {
 	if m.prev != nil {
 		m.prev.next = m.next
 	} else {
@@ -205,21 +238,29 @@ func (a *core) dequeued(m *message) {
 		a.qtail = m.prev
 	}
 	m.prev, m.next, m.linked = nil, nil, false
-	a.queued--
+}
+
+// dequeued takes m, just popped from the policy's queue, off the list
+// and the deadline index. Called with a.mu held.
+func (a *core) dequeued(m *message) {
+	a.unlink(m)
 	if a.dl != nil && !m.item.Deadline.IsZero() {
 		a.dl.Remove(m)
 	}
 }
 
-// unqueue takes m out of every structure, if it is still queued. Called
-// with a.mu held.
+// unqueue takes m, which someone has just decided, out of every
+// structure it may still be in. Called with a.mu held.
 func (a *core) unqueue(m *message) {
 	if !m.linked {
 		return
 	}
 	a.dequeued(m)
-	if _, perr := a.qremove(m); perr != nil {
+	ok, perr := a.qremove(m)
+	if perr != nil {
 		a.rebuild()
+	} else if ok {
+		a.queued--
 	}
 }
 
@@ -251,35 +292,39 @@ func recoverPolicy(perr **PolicyError) {
 }
 
 // rebuild replaces a policy queue that may be inconsistent with a fresh
-// one holding every queued message. A message the policy cannot push even
-// into a fresh queue fails with the policy's panic. Called with a.mu held.
+// one holding every ready entry of the list. An entry the policy cannot
+// push even into a fresh queue is aborted with the policy's panic.
+// Called with a.mu held.
 func (a *core) rebuild() {
 	a.q = a.cfg.pol.NewQueue()
+	a.queued = 0
 	for m := a.qhead; m != nil; {
 		next := m.next
-		if m.state.Load() != stQueued { // decided; its decider will not find it queued
-			a.dequeued(m)
-			m = next
-			continue
-		}
-		if perr := a.qpush(m); perr != nil {
-			if m.state.CompareAndSwap(stQueued, stFailed) {
-				a.addFailure(failure{m: m, err: perr})
+		switch m.state.Load() {
+		case stQueued, stReady:
+			if perr := a.qpush(m); perr != nil {
+				a.dequeued(m)
+				a.abort(m, perr)
+				a.rebuild() // start over without m
+				return
 			}
+			a.queued++
+		case stSuspended: // not ready: stays listed, out of the queue
+		default: // decided; its decider will find it gone
 			a.dequeued(m)
-			a.rebuild() // start over without m
-			return
 		}
 		m = next
 	}
 }
 
-// take pops the next queued message and claims it, or returns nil when
-// nothing is ready. A queue that misbehaves (panics, loses work, returns
-// an item it was never given) is rebuilt; if it misbehaves again at once,
-// this take falls back to queuing order, so that a broken policy costs
-// order, never work. Called with a.mu held.
-func (a *core) take() (*message, job) {
+// take pops the next ready entry and claims it, or returns nil when
+// nothing is ready. resume reports a suspended process to hand the actor
+// to (its state is then stRunning); otherwise the entry is a message or
+// a continuation to run (stTaken). A queue that misbehaves (panics, loses
+// work, returns an item it was never given) is rebuilt; if it misbehaves
+// again at once, this take falls back to the list's order, so that a
+// broken policy costs order, never work. Called with a.mu held.
+func (a *core) take() (m *message, j job, resume bool) {
 	rebuilt := false
 	for a.q != nil {
 		it, perr := a.qpop()
@@ -288,8 +333,8 @@ func (a *core) take() (*message, job) {
 		case perr != nil:
 			fault = perr
 		case it == nil:
-			if a.qhead == nil {
-				return nil, nil
+			if a.queued == 0 {
+				return nil, nil, false
 			}
 			fault = "the queue is empty but work is queued"
 		default:
@@ -298,30 +343,66 @@ func (a *core) take() (*message, job) {
 				fault = "the queue returned an item it was not given"
 				break
 			}
+			a.queued--
 			m := j.hdr()
 			if !m.linked {
 				continue // left while the queue was broken
 			}
-			a.dequeued(m)
-			if !m.state.CompareAndSwap(stQueued, stTaken) {
-				continue // missed, cancelled or failed; its decider found it gone
+			if m, j, resume, ok := a.claim(m, j); ok {
+				return m, j, resume
 			}
-			return m, j
+			continue // decided by someone else, who will find it gone
 		}
-		if a.qhead == nil {
-			return nil, nil // nothing is queued, whatever the queue says
+		first := a.firstReady()
+		if first == nil {
+			return nil, nil, false // nothing is ready, whatever the queue says
 		}
 		a.sys.log.Error("crisp: policy queue misbehaved; rebuilding it", "actor", a.displayName(), "fault", fault)
 		if rebuilt {
-			m := a.qhead
-			a.dequeued(m)
-			if m.state.CompareAndSwap(stQueued, stTaken) {
-				return m, m.item.Payload.(job)
+			// The item stays in the queue as a stale entry, skipped when
+			// popped (it is no longer listed).
+			if m, j, resume, ok := a.claim(first, first.item.Payload.(job)); ok {
+				return m, j, resume
 			}
 			continue
 		}
 		rebuilt = true
 		a.rebuild()
 	}
-	return nil, nil
+	return nil, nil, false
+}
+
+// firstReady returns the first ready entry of the list, or nil. Called
+// with a.mu held.
+func (a *core) firstReady() *message {
+	for m := a.qhead; m != nil; m = m.next {
+		if st := m.state.Load(); st == stQueued || st == stReady {
+			return m
+		}
+	}
+	return nil
+}
+
+// claim takes ready entry m for running: it leaves the list, and its
+// state moves on. It reports false if someone else decided m first.
+// Called with a.mu held.
+func (a *core) claim(m *message, j job) (*message, job, bool, bool) {
+	switch m.state.Load() {
+	case stQueued:
+		if m.state.CompareAndSwap(stQueued, stTaken) {
+			a.dequeued(m)
+			return m, j, false, true
+		}
+	case stReady:
+		if m.proc() == nil { // a continuation: run it here
+			if m.state.CompareAndSwap(stReady, stTaken) {
+				a.dequeued(m)
+				return m, j, false, true
+			}
+		} else if m.state.CompareAndSwap(stReady, stRunning) {
+			a.dequeued(m)
+			return m, j, true, true
+		}
+	}
+	return nil, nil, false, false
 }

@@ -76,7 +76,7 @@ func Call[S, T any](a *Actor[S], fn func(p *Proc, s S) (T, error), opts ...SendO
 		panic("crisp: Call with a nil handler")
 	}
 	c := &call[S, T]{a: a, fn: fn}
-	c.pr.SetClock(a.sys.clk)
+	c.pr.SetSource(c)
 	a.send(&c.message, c, opts)
 	return c.pr.Future()
 }
@@ -148,7 +148,7 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		}
 	}
 	if ctx != nil {
-		m.ext = &msgContext{ctx: ctx}
+		m.ext = &msgExt{ctx: ctx}
 		if ctx.Done() != nil {
 			m.ext.stop = context.AfterFunc(ctx, func() { a.cancel(m) })
 		}

@@ -70,10 +70,29 @@ type Future[T any] struct {
 	// w is the whole synchronisation state: nil or a list of waiters
 	// while pending, then resolving, then resolved. Writes to val and err
 	// happen only between the CAS to resolving and the store of resolved.
-	w   atomic.Pointer[node]
-	clk clock.Clock
+	w atomic.Pointer[node]
+	// src is nil (the real clock), a clock.Clock, or a Source.
+	src any
 	val T
 	err error
+}
+
+// Source is what a runtime tells a future about the work that will
+// resolve it. crisp sets one on the future of every Call.
+type Source interface {
+	// Clock is the clock GetWithin measures its timeout on.
+	Clock() clock.Clock
+	// CheckWait is called by a goroutine about to block waiting for the
+	// future (Get, GetWithin, GetContext). A non-nil error is returned to
+	// that goroutine instead of waiting: for instance when the goroutine
+	// is itself the only one that could resolve the future.
+	CheckWait() error
+}
+
+// Source returns the future's source, or nil if it has none.
+func (f *Future[T]) Source() Source {
+	s, _ := f.src.(Source)
+	return s
 }
 
 // Ready reports, without blocking, whether the future is resolved.
@@ -81,12 +100,22 @@ func (f *Future[T]) Ready() bool { return f.w.Load() == resolved }
 
 // Get waits for the result and returns it.
 func (f *Future[T]) Get() (T, error) {
-	if f.w.Load() != resolved {
-		if !f.spin() {
-			<-f.Done()
+	if f.w.Load() != resolved && !f.spin() {
+		if err := f.checkWait(); err != nil {
+			var zero T
+			return zero, err
 		}
+		<-f.Done()
 	}
 	return f.val, f.err
+}
+
+// checkWait asks the source, if any, whether the caller may block.
+func (f *Future[T]) checkWait() error {
+	if s, ok := f.src.(Source); ok {
+		return s.CheckWait()
+	}
+	return nil
 }
 
 // GetWithin waits at most d, measured on the future's clock, for the
@@ -99,6 +128,9 @@ func (f *Future[T]) GetWithin(d time.Duration) (T, error) {
 	var zero T
 	if d <= 0 {
 		return zero, ErrTimeout
+	}
+	if err := f.checkWait(); err != nil {
+		return zero, err
 	}
 	t := f.clock().Timer(d)
 	select {
@@ -128,6 +160,9 @@ func (f *Future[T]) GetContext(ctx context.Context) (T, error) {
 	}
 	if f.spin() {
 		return f.val, f.err
+	}
+	if err := f.checkWait(); err != nil {
+		return zero, err
 	}
 	select {
 	case <-f.Done():
@@ -208,10 +243,15 @@ func (f *Future[T]) spin() bool {
 }
 
 func (f *Future[T]) clock() clock.Clock {
-	if f.clk == nil {
-		return realClock
+	switch s := f.src.(type) {
+	case Source:
+		if c := s.Clock(); c != nil {
+			return c
+		}
+	case clock.Clock:
+		return s
 	}
-	return f.clk
+	return realClock
 }
 
 // resolve sets the result if nobody has, then wakes the waiters in the
@@ -281,13 +321,24 @@ type Promise[T any] struct {
 
 // SetClock makes the future measure GetWithin timeouts on clk (the real
 // clock if nil). Call it before the future is shared.
-func (p *Promise[T]) SetClock(clk clock.Clock) { p.f.clk = clk }
+func (p *Promise[T]) SetClock(clk clock.Clock) {
+	if clk == nil {
+		p.f.src = nil
+		return
+	}
+	p.f.src = clk
+}
+
+// SetSource sets what the future's waiters consult (see Source), in
+// place of a clock. Call it before the future is shared. Runtimes use it;
+// most code wants SetClock.
+func (p *Promise[T]) SetSource(s Source) { p.f.src = s }
 
 // NewPromise returns an unresolved promise whose future measures
 // GetWithin timeouts on clk (the real clock if clk is nil).
 func NewPromise[T any](clk clock.Clock) *Promise[T] {
 	p := new(Promise[T])
-	p.f.clk = clk
+	p.SetClock(clk)
 	return p
 }
 

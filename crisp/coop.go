@@ -1,0 +1,449 @@
+package crisp
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/policy"
+)
+
+// ErrDeadlock is matched by the error of a wait that could never end:
+// a process of an actor waiting, while holding it, for work only that
+// actor can do (Get on a future of its own actor), or awaiting its own
+// result.
+var ErrDeadlock = errors.New("crisp: self-deadlock")
+
+// coopState is the part of an actor only cooperative scheduling uses.
+// Guarded by the actor's mu.
+type coopState struct {
+	conds   []*message // processes suspended in AwaitCond
+	dirty   bool       // something ran, released or arrived since conds were checked
+	scratch []*message // reused by checkConds
+}
+
+// newArrivals notes that messages arrived: conditions are re-checked.
+// Called with a.mu held.
+func (a *core) newArrivals() {
+	if a.coop != nil {
+		a.coop.dirty = true
+	}
+}
+
+// Await returns f's result. If f is resolved it returns at once;
+// otherwise the process releases its actor, which goes on with its other
+// ready work, and continues when f is resolved and the actor's policy
+// picks it (with its message's deadline, priority and tag; a process
+// that has started is never failed for its deadline). The process keeps
+// its goroutine and stack meanwhile, so Await may be called from any
+// depth of plain function calls in a handler.
+//
+// Awaiting the future of the very message the process runs can never
+// end: Await returns an error matching ErrDeadlock instead.
+func Await[T any](p *Proc, f *future.Future[T]) (T, error) {
+	p.check("Await")
+	if f.Ready() {
+		return f.Get()
+	}
+	if err := p.awaitsItself(f.Source()); err != nil {
+		var zero T
+		return zero, err
+	}
+	m, a := p.m, p.a
+	p.park(func() {
+		if !f.OnResolve(func() { a.resume(m, false) }) {
+			a.resume(m, false)
+		}
+	})
+	return f.Get()
+}
+
+// AwaitWithin is Await giving up after d on the system's clock: it then
+// returns future.ErrTimeout, leaving f alone. A d of zero or less only
+// checks.
+func AwaitWithin[T any](p *Proc, f *future.Future[T], d time.Duration) (T, error) {
+	p.check("AwaitWithin")
+	var zero T
+	if f.Ready() {
+		return f.Get()
+	}
+	if d <= 0 {
+		return zero, future.ErrTimeout
+	}
+	if err := p.awaitsItself(f.Source()); err != nil {
+		return zero, err
+	}
+	m, a := p.m, p.a
+	p.park(func() {
+		now := a.sys.clk.Now()
+		a.mu.Lock()
+		if m.state.Load() == stSuspended {
+			p.timed = a.sys.wd.Watch(&p.wd, (*procTimer)(p), now.Add(d), now)
+		}
+		a.mu.Unlock()
+		if !f.OnResolve(func() { a.resume(m, false) }) {
+			a.resume(m, false)
+		}
+	})
+	if p.timedOut {
+		p.timedOut = false
+		if f.Ready() { // resolved at the very instant of the timeout
+			return f.Get()
+		}
+		return zero, future.ErrTimeout
+	}
+	return f.Get()
+}
+
+// procTimer is a Proc as the watchdog's target, for AwaitWithin.
+type procTimer Proc
+
+func (t *procTimer) Expire(time.Time) {
+	p := (*Proc)(t)
+	p.a.resume(p.m, true)
+}
+
+// AwaitCond returns once cond reports true. If it does now, AwaitCond
+// returns at once; otherwise the process releases its actor, and cond
+// is checked again, on the actor, each time another of its processes
+// finishes or releases it, or new messages arrive (never by polling).
+// cond reads the actor's state; it must be quick and must not block. A
+// panic in cond is raised again in the waiting process.
+func (p *Proc) AwaitCond(cond func() bool) {
+	p.check("AwaitCond")
+	if cond() {
+		return
+	}
+	p.cond = cond
+	p.park(func() {})
+	p.cond = nil
+	if r := p.condPanic; r != nil {
+		p.condPanic = nil
+		panic(r)
+	}
+}
+
+// Suspend releases the actor and makes the process ready again at once:
+// the actor's policy decides whether other ready work runs first.
+func (p *Proc) Suspend() {
+	p.check("Suspend")
+	p.park(nil)
+}
+
+// check panics if p is used outside its handler.
+func (p *Proc) check(op string) {
+	if p.g != gid.Current() || p.m == nil { // g first: only this goroutine may read m
+		panic("crisp: " + op + " with a Proc outside its handler's goroutine")
+	}
+}
+
+// awaitsItself reports the deadlock of a process awaiting the result of
+// its own message.
+func (p *Proc) awaitsItself(src future.Source) error {
+	if src == nil {
+		return nil
+	}
+	own := p.m
+	if k, ok := own.item.Payload.(continuation); ok {
+		own = k.resultOwner()
+	}
+	if j, ok := src.(job); ok && own != nil && j.hdr() == own {
+		return fmt.Errorf("%w: message %s of actor %s awaits its own result", ErrDeadlock, own.name(j), p.a.displayName())
+	}
+	return nil
+}
+
+// park suspends the running process: it releases the actor, calls arm
+// to set up what will make it ready (arm may do so at once), and waits
+// until the actor is handed back. A nil arm means ready at once
+// (Suspend): the process is queued before the actor chooses its next
+// work, so the policy weighs it with everything else. If the actor stops
+// meanwhile, the goroutine ends through runtime.Goexit (its deferred
+// calls run) and the message gets ErrStopped.
+func (p *Proc) park(arm func()) {
+	a, m := p.a, p.m
+	a.flags.And(^uint32(fHandling))
+	a.mu.Lock()
+	if a.coop != nil && len(a.coop.conds) > 0 {
+		// This process releases the actor: conditions may hold now.
+		a.mu.Unlock()
+		a.checkConds()
+		a.mu.Lock()
+	}
+	if a.stopped() {
+		a.mu.Unlock()
+		p.stopErr = ErrStopped
+		runtime.Goexit()
+	}
+	if m.ext == nil {
+		m.ext = &msgExt{}
+	}
+	m.ext.proc = p
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
+	}
+	a.link(m)
+	if arm == nil {
+		m.state.Store(stReady)
+		m.item.Resumed = true
+		a.enqueue(m)
+	} else {
+		m.state.Store(stSuspended)
+	}
+	if p.cond != nil {
+		if a.coop == nil {
+			a.coop = &coopState{}
+		}
+		a.coop.conds = append(a.coop.conds, m)
+	}
+	a.passOn()
+	failed := a.takeFailed()
+	a.mu.Unlock()
+	a.failAll(failed)
+
+	if arm != nil {
+		arm()
+	}
+	<-p.wake
+	if p.stopErr != nil {
+		runtime.Goexit()
+	}
+	// The actor is this goroutine's again.
+	p.timed = false
+	a.holder.Store(uintptr(p.g))
+	a.beginHandler()
+}
+
+// resume makes suspended process (or pending continuation) m ready, once:
+// the first of its wake-up sources wins. timedOut says the winner is an
+// AwaitWithin's timeout. If the actor is idle and nothing else is ready,
+// m takes the actor at once.
+func (a *core) resume(m *message, timedOut bool) {
+	a.mu.Lock()
+	if !m.state.CompareAndSwap(stSuspended, stReady) {
+		a.mu.Unlock()
+		return
+	}
+	p := m.proc()
+	if p != nil {
+		p.timedOut = timedOut
+		if p.timed && !timedOut {
+			a.sys.wd.Cancel(&p.wd)
+		}
+		if p.cond != nil {
+			a.dropCond(m)
+		}
+	}
+	m.item.Resumed = true
+	if a.queued == 0 && a.intake.Load() == nil && !a.stopped() && a.acquire() {
+		a.sys.busy.Add(1)
+		a.unlink(m)
+		if p != nil {
+			m.state.Store(stRunning)
+			a.handTo(m)
+		} else {
+			m.state.Store(stTaken)
+			a.sys.gor.Add(1)
+			go a.run(m)
+		}
+		a.mu.Unlock()
+		return
+	}
+	a.enqueue(m)
+	failed := a.takeFailed()
+	a.mu.Unlock()
+	a.failAll(failed)
+	if !a.stopped() {
+		a.start()
+	}
+}
+
+// dropCond takes m off the list of condition waiters. Called with a.mu
+// held.
+func (a *core) dropCond(m *message) {
+	cs := a.coop.conds
+	for i, c := range cs {
+		if c == m {
+			cs[i] = cs[len(cs)-1]
+			cs[len(cs)-1] = nil
+			a.coop.conds = cs[:len(cs)-1]
+			return
+		}
+	}
+}
+
+// checkConds evaluates the conditions of the processes in AwaitCond and
+// makes ready those that hold (or panic). Only the goroutine holding the
+// actor calls it, without a.mu: conditions read the actor's state.
+func (a *core) checkConds() {
+	a.mu.Lock()
+	a.coop.dirty = false
+	ws := append(a.coop.scratch[:0], a.coop.conds...)
+	a.mu.Unlock()
+	for i, m := range ws {
+		ws[i] = nil
+		p := m.proc()
+		if p == nil || p.cond == nil {
+			continue
+		}
+		if ok, r := evalCond(p.cond); ok || r != nil {
+			p.condPanic = r
+			a.resume(m, false)
+		}
+	}
+	a.mu.Lock()
+	a.coop.scratch = ws[:0]
+	a.mu.Unlock()
+}
+
+func evalCond(cond func() bool) (ok bool, r any) {
+	defer func() { r = recover() }()
+	return cond(), nil
+}
+
+// continuation is the job of a Then continuation, seen through the
+// handler's error result.
+type continuation interface {
+	job
+	error
+	madeBy(p *Proc) bool
+	resultTo(s sink)
+	resultOwner() *message
+}
+
+// Then arranges for k to run on p's actor, with its state, once f is
+// resolved, and returns at once: the heap-continuation style, in which no
+// goroutine waits (Await keeps the process's goroutine instead). k runs
+// as a continuation of p's message: the actor's policy orders it with
+// that message's deadline, priority and tag, and it can no longer miss
+// its deadline.
+//
+// A handler of Call that returns Then's results hands its own result to
+// k: the Call's future resolves with what k returns (k may itself return
+// another Then's results, chaining). Otherwise k runs detached and its
+// result is dropped. If the actor stops first, k never runs and the
+// Call's future gets ErrStopped.
+//
+//	return crisp.Then(p, crisp.Call(db, query), func(p *crisp.Proc, s *State, rows []Row, err error) (int, error) {
+//		return len(rows), err
+//	})
+//
+// S must be the actor's state type.
+func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, err error) (U, error)) (U, error) {
+	p.check("Then")
+	var zero U
+	a, ok := p.m.item.Payload.(job).actorAny().(*Actor[S])
+	if !ok {
+		panic(fmt.Sprintf("crisp: Then with state type %s on actor %s of another state type", typeName[S](), p.a.displayName()))
+	}
+	if k == nil {
+		panic("crisp: Then with a nil continuation")
+	}
+	c := &cont[S, T, U]{a: a, f: f, k: k, maker: p.m}
+	c.item = policy.Item{
+		Deadline: p.m.item.Deadline,
+		Seq:      p.m.item.Seq,
+		Priority: p.m.item.Priority,
+		Tag:      p.m.item.Tag,
+		Name:     p.m.item.Name,
+		Resumed:  true,
+		Payload:  c,
+	}
+	c.state.Store(stSuspended)
+	core := &a.core
+	core.mu.Lock()
+	if core.stopped() {
+		c.state.Store(stStopped)
+		core.mu.Unlock()
+		return zero, c
+	}
+	core.link(&c.message)
+	core.mu.Unlock()
+	if !f.OnResolve(c.ready) {
+		c.ready()
+	}
+	return zero, c
+}
+
+// cont is a continuation registered by Then.
+type cont[S, T, U any] struct {
+	message
+	a     *Actor[S]
+	f     *future.Future[T]
+	k     func(*Proc, S, T, error) (U, error)
+	maker *message // the message whose handler called Then
+	to    sink     // where k's result goes; nil while detached. Guarded by a.mu.
+}
+
+func (c *cont[S, T, U]) ready()        { c.a.resume(&c.message, false) }
+func (c *cont[S, T, U]) hdr() *message { return &c.message }
+func (c *cont[S, T, U]) actor() *core  { return &c.a.core }
+func (c *cont[S, T, U]) actorAny() any { return c.a }
+func (c *cont[S, T, U]) handler() any  { return c.k }
+func (c *cont[S, T, U]) answered() bool {
+	c.a.mu.Lock()
+	defer c.a.mu.Unlock()
+	return c.to != nil
+}
+
+// Error makes a continuation the error result that links a handler to
+// it. It should never reach a caller.
+func (c *cont[S, T, U]) Error() string {
+	return "crisp: the results of Then must be returned from the handler that called it"
+}
+
+func (c *cont[S, T, U]) madeBy(p *Proc) bool { return c.maker == p.m }
+
+func (c *cont[S, T, U]) resultOwner() *message {
+	if o, ok := c.to.(job); ok {
+		return o.hdr()
+	}
+	return nil
+}
+
+// resultTo makes s receive k's result. Called by the runner when the
+// handler that called Then returns its results.
+func (c *cont[S, T, U]) resultTo(s sink) {
+	c.a.mu.Lock()
+	c.to = s
+	stopped := c.state.Load() == stStopped
+	c.a.mu.Unlock()
+	if stopped {
+		s.deliver(nil, ErrStopped)
+	}
+}
+
+func (c *cont[S, T, U]) fail(err error) {
+	c.a.mu.Lock()
+	to := c.to
+	c.a.mu.Unlock()
+	if to != nil {
+		to.deliver(nil, err)
+	}
+}
+
+func (c *cont[S, T, U]) run(p *Proc) {
+	v, err := c.f.Get()
+	u, uerr := c.k(p, c.a.state, v, err)
+	c.k = nil
+	p.a.flags.And(^uint32(fHandling))
+	c.a.mu.Lock()
+	to := c.to
+	c.a.mu.Unlock()
+	if next, ok := uerr.(continuation); ok && next.madeBy(p) {
+		if to != nil {
+			next.resultTo(to) // chained: the next continuation answers
+		}
+		return
+	}
+	switch t := to.(type) {
+	case nil:
+	case typedSink[U]:
+		t.deliverTyped(u, uerr)
+	default:
+		t.deliver(u, uerr)
+	}
+}
