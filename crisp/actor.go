@@ -55,6 +55,7 @@ type core struct {
 	seq    uint64     // last arrival number given out
 	failed *[]failure // outcomes to deliver after unlocking; nil when none
 	coop   *coopState // nil until a process awaits a condition
+	spare  *Proc      // a runner parked for the next process to suspend, or nil
 	wd     watchdog.Entry
 	sprev  *core // live-list links, guarded by the shard's mu
 	snext  *core
@@ -200,6 +201,7 @@ func (a *core) stop() {
 	if a.coop != nil {
 		a.coop.conds = nil
 	}
+	a.dismissSpare()
 	a.qhead, a.qtail, a.queued, a.q, a.dl = nil, nil, 0, nil, nil
 	a.sys.wd.Cancel(&a.wd)
 	a.wdKey.Store(noWatch)

@@ -53,9 +53,12 @@ func Await[T any](p *Proc, f *future.Future[T]) (T, error) {
 		return zero, err
 	}
 	m, a := p.m, p.a
-	p.park(func() {
-		if !f.OnResolve(func() { a.resume(m, false) }) {
-			a.resume(m, false)
+	p.park(func(epoch uint32) {
+		// The callback names this wait: it may outlive it (a timed-out
+		// AwaitWithin leaves it registered), and must never wake a later
+		// wait of the same process, or a later process of the goroutine.
+		if !f.OnResolve(func() { a.resume(m, epoch, false) }) {
+			a.resume(m, epoch, false)
 		}
 	})
 	return f.Get()
@@ -76,20 +79,21 @@ func AwaitWithin[T any](p *Proc, f *future.Future[T], d time.Duration) (T, error
 	if err := p.awaitsItself(f.Source()); err != nil {
 		return zero, err
 	}
-	m, a := p.m, p.a
-	p.park(func() {
+	m, a, x := p.m, p.a, p.extra()
+	p.park(func(epoch uint32) {
 		now := a.sys.clk.Now()
 		a.mu.Lock()
-		if m.state.Load() == stSuspended {
-			p.timed = a.sys.wd.Watch(&p.wd, (*procTimer)(p), now.Add(d), now)
+		if m.state.Load() == stSuspended && p.epoch == epoch {
+			x.timed = a.sys.wd.Watch(&x.wd, (*procTimer)(p), now.Add(d), now)
+			x.timedMsg, x.timedEpoch = m, epoch
 		}
 		a.mu.Unlock()
-		if !f.OnResolve(func() { a.resume(m, false) }) {
-			a.resume(m, false)
+		if !f.OnResolve(func() { a.resume(m, epoch, false) }) {
+			a.resume(m, epoch, false)
 		}
 	})
-	if p.timedOut {
-		p.timedOut = false
+	if x.timedOut {
+		x.timedOut = false
 		if f.Ready() { // resolved at the very instant of the timeout
 			return f.Get()
 		}
@@ -103,7 +107,11 @@ type procTimer Proc
 
 func (t *procTimer) Expire(time.Time) {
 	p := (*Proc)(t)
-	p.a.resume(p.m, true)
+	a := p.a
+	a.mu.Lock()
+	m, epoch := p.x.timedMsg, p.x.timedEpoch
+	a.mu.Unlock()
+	a.resume(m, epoch, true)
 }
 
 // AwaitCond returns once cond reports true. If it does now, AwaitCond
@@ -117,11 +125,12 @@ func (p *Proc) AwaitCond(cond func() bool) {
 	if cond() {
 		return
 	}
-	p.cond = cond
-	p.park(func() {})
-	p.cond = nil
-	if r := p.condPanic; r != nil {
-		p.condPanic = nil
+	x := p.extra()
+	x.cond = cond
+	p.park(func(uint32) {})
+	x.cond = nil
+	if r := x.condPanic; r != nil {
+		x.condPanic = nil
 		panic(r)
 	}
 }
@@ -163,7 +172,18 @@ func (p *Proc) awaitsItself(src future.Source) error {
 // work, so the policy weighs it with everything else. If the actor stops
 // meanwhile, the goroutine ends through runtime.Goexit (its deferred
 // calls run) and the message gets ErrStopped.
-func (p *Proc) park(arm func()) {
+func (p *Proc) park(arm func(epoch uint32)) {
+	p.suspend(arm)
+	<-p.wake
+	p.resumed()
+}
+
+// suspend releases the actor for park and arms the wake-up sources,
+// giving them the number of this suspension: a wake-up for an earlier
+// one is ignored.
+//
+//go:noinline
+func (p *Proc) suspend(arm func(epoch uint32)) {
 	a, m := p.a, p.m
 	a.flags.And(^uint32(fHandling))
 	a.mu.Lock()
@@ -175,7 +195,7 @@ func (p *Proc) park(arm func()) {
 	}
 	if a.stopped() {
 		a.mu.Unlock()
-		p.stopErr = ErrStopped
+		p.extra().stopErr = ErrStopped
 		runtime.Goexit()
 	}
 	if m.ext == nil {
@@ -185,6 +205,8 @@ func (p *Proc) park(arm func()) {
 	if p.wake == nil {
 		p.wake = make(chan struct{}, 1)
 	}
+	p.epoch++
+	epoch := p.epoch
 	a.link(m)
 	if arm == nil {
 		m.state.Store(stReady)
@@ -193,7 +215,7 @@ func (p *Proc) park(arm func()) {
 	} else {
 		m.state.Store(stSuspended)
 	}
-	if p.cond != nil {
+	if p.x != nil && p.x.cond != nil {
 		if a.coop == nil {
 			a.coop = &coopState{}
 		}
@@ -203,37 +225,48 @@ func (p *Proc) park(arm func()) {
 	failed := a.takeFailed()
 	a.mu.Unlock()
 	a.failAll(failed)
-
 	if arm != nil {
-		arm()
+		arm(epoch)
 	}
-	<-p.wake
-	if p.stopErr != nil {
+}
+
+// resumed runs when park's goroutine is woken: it holds the actor again,
+// or must end because the actor stopped.
+//
+//go:noinline
+func (p *Proc) resumed() {
+	if p.stopping() != nil {
 		runtime.Goexit()
 	}
-	// The actor is this goroutine's again.
-	p.timed = false
-	a.holder.Store(uintptr(p.g))
-	a.beginHandler()
+	if p.x != nil {
+		p.x.timed = false
+	}
+	p.a.holder.Store(uintptr(p.g))
+	p.a.beginHandler()
 }
 
 // resume makes suspended process (or pending continuation) m ready, once:
-// the first of its wake-up sources wins. timedOut says the winner is an
-// AwaitWithin's timeout. If the actor is idle and nothing else is ready,
-// m takes the actor at once.
-func (a *core) resume(m *message, timedOut bool) {
+// the first of its wake-up sources wins. epoch names the suspension the
+// wake-up is for (0: whichever is current); a wake-up for an earlier one
+// is ignored. timedOut says the winner is an AwaitWithin's timeout. If
+// the actor is idle and nothing else is ready, m takes the actor at once.
+func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 	a.mu.Lock()
+	p := m.proc()
+	if epoch != 0 && (p == nil || p.epoch != epoch) {
+		a.mu.Unlock()
+		return // a stale wake-up
+	}
 	if !m.state.CompareAndSwap(stSuspended, stReady) {
 		a.mu.Unlock()
 		return
 	}
-	p := m.proc()
-	if p != nil {
-		p.timedOut = timedOut
-		if p.timed && !timedOut {
-			a.sys.wd.Cancel(&p.wd)
+	if p != nil && p.x != nil {
+		p.x.timedOut = timedOut
+		if p.x.timed && !timedOut {
+			a.sys.wd.Cancel(&p.x.wd)
 		}
-		if p.cond != nil {
+		if p.x.cond != nil {
 			a.dropCond(m)
 		}
 	}
@@ -286,12 +319,12 @@ func (a *core) checkConds() {
 	for i, m := range ws {
 		ws[i] = nil
 		p := m.proc()
-		if p == nil || p.cond == nil {
+		if p == nil || p.x == nil || p.x.cond == nil {
 			continue
 		}
-		if ok, r := evalCond(p.cond); ok || r != nil {
-			p.condPanic = r
-			a.resume(m, false)
+		if ok, r := evalCond(p.x.cond); ok || r != nil {
+			p.x.condPanic = r
+			a.resume(m, 0, false)
 		}
 	}
 	a.mu.Lock()
@@ -378,7 +411,7 @@ type cont[S, T, U any] struct {
 	to    sink     // where k's result goes; nil while detached. Guarded by a.mu.
 }
 
-func (c *cont[S, T, U]) ready()        { c.a.resume(&c.message, false) }
+func (c *cont[S, T, U]) ready()        { c.a.resume(&c.message, 0, false) }
 func (c *cont[S, T, U]) hdr() *message { return &c.message }
 func (c *cont[S, T, U]) actor() *core  { return &c.a.core }
 func (c *cont[S, T, U]) actorAny() any { return c.a }

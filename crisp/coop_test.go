@@ -407,6 +407,34 @@ func TestAwaitWithinTimesOutOnTheSystemClock(t *testing.T) {
 	})
 }
 
+// A timed-out AwaitWithin leaves its callback on the future; when that
+// future resolves later, it must not wake the same process out of a later
+// wait.
+func TestAStaleWakeUpIsIgnored(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	first := future.NewPromise[string](nil)
+	second := future.NewPromise[string](nil)
+	f := crisp.Call(a, func(p *crisp.Proc, s *state) (string, error) {
+		_, err := crisp.AwaitWithin(p, first.Future(), time.Second)
+		logged(s, "first: "+err.Error())
+		v, err := crisp.Await(p, second.Future())
+		logged(s, "second: "+v)
+		return v, err
+	})
+	waitIdle(t, sys)
+	mock.Add(time.Second)
+	waitIdle(t, sys) // timed out; now suspended on second
+	first.Resolve("stale", nil)
+	waitIdle(t, sys)
+	assert.False(t, f.Ready(), "the first future's late callback must not resume the second wait")
+	second.Resolve("right", nil)
+	v, err := f.Get()
+	require.NoError(t, err)
+	assert.Equal(t, "right", v)
+	assert.Equal(t, []string{"first: " + future.ErrTimeout.Error(), "second: right"}, ranOn(t, a))
+}
+
 func TestSuspendLetsTheScheduleDecide(t *testing.T) {
 	sys, mock := newSystem(t)
 	a := crisp.Spawn(sys, &state{})

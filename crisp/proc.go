@@ -19,14 +19,38 @@ type Proc struct {
 	m *message // the process this goroutine runs (or keeps, suspended)
 	g gid.ID   // this goroutine
 
-	// Suspension, used by the goroutine while its process is suspended.
-	wake      chan struct{}  // buffered(1): the actor is handed back, or stopErr is set
-	stopErr   error          // the actor stopped: the goroutine must end. Set under a.mu.
-	cond      func() bool    // the condition of AwaitCond
-	condPanic any            // what cond panicked with, to raise in the process
-	timed     bool           // wd is watched for AwaitWithin
-	timedOut  bool           // AwaitWithin's timeout came first
-	wd        watchdog.Entry // AwaitWithin's timeout
+	wake  chan struct{} // buffered(1): the actor is handed back, or x.stopErr is set
+	epoch uint32        // number of the current (or last) suspension. Guarded by a.mu.
+	serve bool          // a spare runner is woken to serve, not dismissed. Set under a.mu.
+	done  bool          // the runner returned normally (not through runtime.Goexit)
+	x     *procExtra    // rarer state; nil until used
+}
+
+// procExtra is the state only some suspensions need.
+type procExtra struct {
+	stopErr    error       // the actor stopped: the goroutine must end. Set under a.mu.
+	cond       func() bool // the condition of AwaitCond
+	condPanic  any         // what cond panicked with, to raise in the process
+	timed      bool        // wd is watched for AwaitWithin. Guarded by a.mu.
+	timedOut   bool        // AwaitWithin's timeout came first. Guarded by a.mu.
+	timedMsg   *message    // the message and suspension wd times out. Guarded by a.mu.
+	timedEpoch uint32
+	wd         watchdog.Entry // AwaitWithin's timeout
+}
+
+// stopping returns why the suspended process must end, or nil.
+func (p *Proc) stopping() error {
+	if p.x == nil {
+		return nil
+	}
+	return p.x.stopErr
+}
+
+func (p *Proc) extra() *procExtra {
+	if p.x == nil {
+		p.x = new(procExtra)
+	}
+	return p.x
 }
 
 // Deadline returns the start deadline of the running message (the zero

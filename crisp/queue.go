@@ -202,9 +202,9 @@ func (a *core) abort(m *message, err error) {
 			return
 		}
 		if p := m.proc(); p != nil {
-			p.stopErr = err
-			if p.timed {
-				a.sys.wd.Cancel(&p.wd)
+			p.extra().stopErr = err
+			if p.x != nil && p.x.timed {
+				a.sys.wd.Cancel(&p.x.wd)
 			}
 			p.wake <- struct{}{}
 			return

@@ -48,21 +48,23 @@ func (a *core) start() {
 }
 
 // run is the body of every runner goroutine. first, if not nil, is a
-// message or continuation already taken for it to run.
+// message or continuation already taken for it to run. The frames of
+// run, serve and runOne stay small: they lie under every handler, and a
+// suspended process's goroutine must fit, with the runtime's own frames
+// for parking, in the smallest stack.
 func (a *core) run(first *message) {
 	p := &Proc{a: a, g: gid.Current()}
-	returned := false
-	defer func() {
-		if !returned {
-			// Handlers' panics are recovered in invoke: a panic here is
-			// the runtime's own bug and must surface, not deadlock.
-			if r := recover(); r != nil {
-				panic(r)
-			}
-			a.abandon(p) // runtime.Goexit in a handler, or a stopped process
-		}
-		a.sys.goroutineDone()
-	}()
+	defer a.exit(p)
+	a.enter(p)
+	a.serve(p, first)
+	p.done = true
+}
+
+// enter makes the new runner the actor's holder, joining the system's
+// live list if needed. Called without a.mu; returns with it.
+//
+//go:noinline
+func (a *core) enter(p *Proc) {
 	a.mu.Lock()
 	if !a.live {
 		if a.sys.join(a) {
@@ -73,17 +75,51 @@ func (a *core) run(first *message) {
 			a.mu.Lock()
 		}
 	}
-	a.loop(p, first)
-	returned = true
+	a.holder.Store(uintptr(p.g))
 }
 
-// loop runs the actor's ready work until there is none, then releases
-// the actor, or hands it to a resumed process and returns. It is entered
-// with a.mu held, holding the actor, and left without a.mu.
-func (a *core) loop(p *Proc, first *message) {
-	s := a.sys
+// exit runs as a runner goroutine ends, normally or through
+// runtime.Goexit.
+func (a *core) exit(p *Proc) {
+	if !p.done {
+		// Handlers' panics are recovered in invoke: a panic here is the
+		// runtime's own bug and must surface, not deadlock.
+		if r := recover(); r != nil {
+			panic(r)
+		}
+		a.abandon(p) // runtime.Goexit in a handler, or a stopped process
+	}
+	a.sys.goroutineDone()
+}
+
+// serve alternates schedule, which finds the next work under a.mu, and
+// runOne, which runs it without. Keeping them apart keeps schedule's
+// large frame off the stack while handlers run, so that the goroutine of
+// a suspended process fits in the smallest stack (2 KiB, of which the
+// runtime keeps about 900 bytes in reserve). Entered with a.mu held and
+// the actor held; left without either.
+func (a *core) serve(p *Proc, first *message) {
+	for {
+		m, j := a.schedule(p, first)
+		if m == nil {
+			return
+		}
+		first = nil
+		a.runOne(p, m, j)
+		a.mu.Lock()
+		if a.coop != nil {
+			a.coop.dirty = true // a process finished: conditions may hold now
+		}
+	}
+}
+
+// schedule returns the next message or continuation to run, taken and
+// with a.mu released, or nil once the actor has been released or handed
+// to a resumed process. It is entered with a.mu held.
+//
+//go:noinline
+func (a *core) schedule(p *Proc, first *message) (*message, job) {
 	grace := runnerGrace
-	a.holder.Store(uintptr(p.g))
 	for {
 		if a.stopped() {
 			if first != nil {
@@ -94,7 +130,7 @@ func (a *core) loop(p *Proc, first *message) {
 			failed := a.takeFailed()
 			a.mu.Unlock()
 			a.failAll(failed)
-			return
+			return nil, nil
 		}
 		if a.coop != nil && a.coop.dirty && len(a.coop.conds) > 0 {
 			a.mu.Unlock()
@@ -123,51 +159,97 @@ func (a *core) loop(p *Proc, first *message) {
 			a.failAll(failed)
 			a.mu.Lock()
 		}
-		if m == nil {
-			if grace > 0 {
-				a.mu.Unlock()
-				for ; grace > 0 && a.intake.Load() == nil; grace-- {
-					runtime.Gosched()
-				}
-				a.mu.Lock()
-				continue
+		switch {
+		case m == nil && grace > 0:
+			a.mu.Unlock()
+			for ; grace > 0 && a.intake.Load() == nil; grace-- {
+				runtime.Gosched()
 			}
+			a.mu.Lock()
+		case m == nil:
 			if a.release() {
 				a.mu.Unlock()
-				return
+				return nil, nil
 			}
 			grace = runnerGrace
-			continue
-		}
-		if resume {
+		case resume:
 			a.handTo(m)
-			a.mu.Unlock()
-			return // the actor is the resumed process's now
-		}
-		grace = runnerGrace
-		a.mu.Unlock()
-
-		if dl := m.item.Deadline; !dl.IsZero() && !m.item.Resumed {
-			if now := s.clk.Now(); !now.Before(dl) {
-				m.state.Store(stMissed)
-				a.miss(m, now)
-				a.mu.Lock()
-				continue
+			// The actor is the resumed process's now. This goroutine
+			// waits as the actor's spare runner: the next process to
+			// suspend will likely need one.
+			if !a.standBy(p) {
+				return nil, nil
 			}
-		}
-		m.state.Store(stRunning)
-		m.ext.releaseCtx()
-		a.beginHandler()
-
-		p.m = m
-		a.invoke(p, j)
-		p.m = nil
-		a.flags.And(^uint32(fHandling))
-		a.mu.Lock()
-		if a.coop != nil {
-			a.coop.dirty = true // a process finished: conditions may hold now
+			a.mu.Lock()
+			a.holder.Store(uintptr(p.g))
+			grace = runnerGrace
+		default:
+			a.mu.Unlock()
+			return m, j
 		}
 	}
+}
+
+// standBy parks the calling runner, which holds no actor, as a's spare,
+// and reports whether it is woken to serve the actor (holding it again)
+// rather than dismissed; it reports false at once if a has a spare
+// already. Called with a.mu held; returns without it.
+func (a *core) standBy(p *Proc) bool {
+	if a.spare != nil || a.stopped() {
+		a.mu.Unlock()
+		return false
+	}
+	a.spare = p
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
+	}
+	a.mu.Unlock()
+	<-p.wake
+	serve := p.serve
+	p.serve = false
+	return serve
+}
+
+// dismissSpare sends the spare runner, if any, away. Called with a.mu
+// held.
+func (a *core) dismissSpare() {
+	if sp := a.spare; sp != nil {
+		a.spare = nil
+		sp.serve = false
+		sp.wake <- struct{}{}
+	}
+}
+
+// runOne runs m, just taken, on the calling goroutine, which holds the
+// actor: the start-time deadline check, then the handler. Entered and
+// left without a.mu.
+func (a *core) runOne(p *Proc, m *message, j job) {
+	if !m.item.Deadline.IsZero() && !m.item.Resumed && a.late(m) {
+		return
+	}
+	m.state.Store(stRunning)
+	if m.ext != nil {
+		m.ext.releaseCtx()
+	}
+	a.beginHandler()
+	p.m = m
+	a.invoke(p, j)
+	p.m = nil
+	a.flags.And(^uint32(fHandling))
+}
+
+// late reports, and handles, a message taken at or after its deadline:
+// it never starts.
+//
+//go:noinline
+func (a *core) late(m *message) bool {
+	now := a.sys.clk.Now()
+	if now.Before(m.item.Deadline) {
+		return false
+	}
+	m.state.Store(stMissed)
+	a.miss(m, now)
+	return true
 }
 
 // beginHandler marks the actor busy in a handler. A sender that read
@@ -176,13 +258,21 @@ func (a *core) loop(p *Proc, first *message) {
 func (a *core) beginHandler() {
 	a.flags.Or(fHandling)
 	if a.intake.Load() != nil {
-		a.mu.Lock()
-		a.drain()
-		a.watchQueued()
-		failed := a.takeFailed()
-		a.mu.Unlock()
-		a.failAll(failed)
+		a.queueArrivals()
 	}
+}
+
+// queueArrivals queues the intake and watches its deadlines, while a
+// handler starts.
+//
+//go:noinline
+func (a *core) queueArrivals() {
+	a.mu.Lock()
+	a.drain()
+	a.watchQueued()
+	failed := a.takeFailed()
+	a.mu.Unlock()
+	a.failAll(failed)
 }
 
 // invoke runs j's handler, turning a panic into j's *PanicError. A
@@ -205,25 +295,24 @@ func (a *core) handTo(m *message) {
 }
 
 // passOn gives the actor, which the calling goroutine holds and is
-// giving up while its process waits, to the next ready work, or releases
-// it. Called with a.mu held.
+// giving up while its process waits, to a runner if work is ready (the
+// spare runner, or a new goroutine), or releases it. It does not choose
+// the work: the runner does, on its own stack, so that the parking
+// goroutine keeps only the stack its handler needed. Called with a.mu
+// held.
 func (a *core) passOn() {
-	for {
-		m, _, resume := a.next()
-		if m == nil {
-			if a.release() {
-				return
-			}
-			continue // work arrived meanwhile
-		}
-		if resume {
-			a.handTo(m)
-			return
-		}
-		a.sys.gor.Add(1)
-		go a.run(m)
+	if a.queued == 0 && a.intake.Load() == nil && a.release() {
 		return
 	}
+	if sp := a.spare; sp != nil { // a runner waiting for just this
+		a.spare = nil
+		sp.serve = true
+		a.holder.Store(uintptr(sp.g))
+		sp.wake <- struct{}{}
+		return
+	}
+	a.sys.gor.Add(1)
+	go a.run(nil)
 }
 
 // release gives up the actor and reports true, unless work arrived in
@@ -240,6 +329,7 @@ func (a *core) release() bool {
 	if a.live && a.qhead == nil {
 		a.live = false
 		a.sys.leave(a)
+		a.dismissSpare() // no process left to suspend
 	}
 	if a.qhead == nil { // let an idle actor's queues be collected
 		a.q, a.dl = nil, nil
@@ -255,9 +345,9 @@ func (a *core) release() bool {
 func (a *core) abandon(p *Proc) {
 	m := p.m
 	p.m = nil
-	if p.stopErr != nil {
+	if err := p.stopping(); err != nil {
 		if m != nil {
-			a.fail(m.item.Payload.(job), p.stopErr)
+			a.fail(m.item.Payload.(job), err)
 		}
 		return
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/gid"
 )
 
 // SendOption sets a property of one message: its deadline, context,
@@ -173,8 +174,9 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		return
 	}
 	a.start()
-	if a.handling() && a.mu.TryLock() {
-		// The actor is busy and its lock free: queue the message now
+	if a.handling() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
+		// The actor is busy (and not with this sender, whose own stack
+		// should stay shallow) and its lock free: queue the message now
 		// rather than leave it to the runner or, worse, to the watchdog,
 		// which would have to sort a backlog before failing what is due.
 		a.drain()
