@@ -127,10 +127,10 @@ func (w *Watchdog) key(t time.Time) int64 { return int64(t.Sub(w.epoch)) }
 // Watch arranges for t.Expire to be called once the clock reaches when,
 // and reports true. If e is already watched, it moves to the new time (in
 // O(1) beyond the insertion: its old slot is only invalidated). now is a
-// recent reading of the watchdog's clock, used instead of reading it
-// again; if when is not after now, nothing is watched (e is left as it
-// was) and Watch reports false: the deadline has already passed. It also
-// reports false after Stop.
+// recent reading of the watchdog's clock: if when is not after now,
+// nothing is watched (e is left as it was) and Watch reports false, the
+// deadline having passed. The clock is read again only if the timer must
+// be re-armed. Watch also reports false after Stop.
 func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 	if !when.After(now) {
 		return false
@@ -153,7 +153,10 @@ func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 	w.heap = append(w.heap, slot{k, w.seq, e})
 	w.up(len(w.heap) - 1)
 	if !w.isArm || k < w.armed {
-		w.arm(k, now)
+		// Timed from a fresh reading: now may be stale (read before the
+		// lock, or by a sender racing a virtual clock's driver), and a
+		// timer armed from it would fire late by as much.
+		w.arm(k, w.clk.Now())
 	}
 	if w.stale > 64 && w.stale > len(w.heap)/2 {
 		w.compact()
