@@ -56,9 +56,11 @@ type core struct {
 	failed *[]failure // outcomes to deliver after unlocking; nil when none
 	coop   *coopState // nil until a process awaits a condition
 	spare  *Proc      // a runner parked for the next process to suspend, or nil
-	wd     watchdog.Entry
-	sprev  *core // live-list links, guarded by the shard's mu
-	snext  *core
+
+	sleepers []*Proc // processes in Sleep (at most one runs, but it may be any)
+	wd       watchdog.Entry
+	sprev    *core // live-list links, guarded by the shard's mu
+	snext    *core
 }
 
 // Bits of core.flags.
@@ -202,6 +204,7 @@ func (a *core) stop() {
 		a.coop.conds = nil
 	}
 	a.dismissSpare()
+	a.wakeSleepers()
 	a.qhead, a.qtail, a.queued, a.q, a.dl = nil, nil, 0, nil, nil
 	a.sys.wd.Cancel(&a.wd)
 	a.wdKey.Store(noWatch)

@@ -102,16 +102,88 @@ func AwaitWithin[T any](p *Proc, f *future.Future[T], d time.Duration) (T, error
 	return f.Get()
 }
 
-// procTimer is a Proc as the watchdog's target, for AwaitWithin.
+// procTimer is a Proc as the watchdog's target, for AwaitWithin and
+// Sleep.
 type procTimer Proc
 
 func (t *procTimer) Expire(time.Time) {
 	p := (*Proc)(t)
 	a := p.a
 	a.mu.Lock()
+	if p.x.sleeping {
+		p.x.sleeping, p.x.timed = false, false
+		a.sys.busy.Add(1) // busy again before the wake, so WaitIdle cannot slip between
+		p.wake <- struct{}{}
+		a.mu.Unlock()
+		return
+	}
 	m, epoch := p.x.timedMsg, p.x.timedEpoch
 	a.mu.Unlock()
 	a.resume(m, epoch, true)
+}
+
+// Sleep keeps the actor for d on the system's clock, as a handler that
+// works for d would: the process waits without releasing its actor, so
+// the actor's other work waits too (and may miss its deadlines, which the
+// watchdog reports). The wait is the watchdog's, and counts as idle for
+// WaitIdle: under a virtual clock (package vclock) time moves on to its
+// end, which is how simulations give handlers a duration, as Real-Time
+// ABS's duration statement does. If the actor stops meanwhile, Sleep
+// returns at once and the handler goes on.
+func (p *Proc) Sleep(d time.Duration) {
+	p.check("Sleep")
+	if d <= 0 {
+		return
+	}
+	a, x := p.a, p.extra()
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
+	}
+	now := a.sys.clk.Now()
+	a.mu.Lock()
+	if a.stopped() {
+		a.mu.Unlock()
+		return
+	}
+	x.timed = a.sys.wd.Watch(&x.wd, (*procTimer)(p), now.Add(d), now)
+	if !x.timed { // the system is shutting down
+		a.mu.Unlock()
+		return
+	}
+	x.sleeping = true
+	a.sleepers = append(a.sleepers, p)
+	a.sys.busyDone()
+	a.mu.Unlock()
+	<-p.wake
+	a.mu.Lock()
+	a.dropSleeper(p)
+	a.mu.Unlock()
+}
+
+// dropSleeper takes p off the list of sleeping processes. Called with
+// a.mu held.
+func (a *core) dropSleeper(p *Proc) {
+	for i, q := range a.sleepers {
+		if q == p {
+			a.sleepers[i] = a.sleepers[len(a.sleepers)-1]
+			a.sleepers[len(a.sleepers)-1] = nil
+			a.sleepers = a.sleepers[:len(a.sleepers)-1]
+			return
+		}
+	}
+}
+
+// wakeSleepers cuts every Sleep short: the actor is stopping. Called with
+// a.mu held.
+func (a *core) wakeSleepers() {
+	for _, p := range a.sleepers {
+		if p.x.sleeping {
+			p.x.sleeping = false
+			a.sys.wd.Cancel(&p.x.wd)
+			a.sys.busy.Add(1)
+			p.wake <- struct{}{}
+		}
+	}
 }
 
 // AwaitCond returns once cond reports true. If it does now, AwaitCond

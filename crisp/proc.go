@@ -31,11 +31,12 @@ type procExtra struct {
 	stopErr    error       // the actor stopped: the goroutine must end. Set under a.mu.
 	cond       func() bool // the condition of AwaitCond
 	condPanic  any         // what cond panicked with, to raise in the process
-	timed      bool        // wd is watched for AwaitWithin. Guarded by a.mu.
+	timed      bool        // wd is watched for AwaitWithin or Sleep. Guarded by a.mu.
+	sleeping   bool        // in Sleep, which wd ends. Guarded by a.mu.
 	timedOut   bool        // AwaitWithin's timeout came first. Guarded by a.mu.
 	timedMsg   *message    // the message and suspension wd times out. Guarded by a.mu.
 	timedEpoch uint32
-	wd         watchdog.Entry // AwaitWithin's timeout
+	wd         watchdog.Entry // AwaitWithin's timeout, Sleep's end
 }
 
 // stopping returns why the suspended process must end, or nil.
