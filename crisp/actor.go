@@ -57,7 +57,9 @@ type core struct {
 	coop   *coopState // nil until a process awaits a condition
 	spare  *Proc      // a runner parked for the next process to suspend, or nil
 
-	sleepers []*Proc // processes in Sleep (at most one runs, but it may be any)
+	sleepers []*Proc          // processes in Sleep (at most one runs, but it may be any)
+	keys     map[any]*keyLine // lines of the keys named by queued or running messages
+	grp      *group           // nil for a single actor
 	wd       watchdog.Entry
 	sprev    *core // live-list links, guarded by the shard's mu
 	snext    *core
@@ -203,6 +205,7 @@ func (a *core) stop() {
 	if a.coop != nil {
 		a.coop.conds = nil
 	}
+	a.keys = nil
 	a.dismissSpare()
 	a.wakeSleepers()
 	a.qhead, a.qtail, a.queued, a.q, a.dl = nil, nil, 0, nil, nil

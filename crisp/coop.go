@@ -52,6 +52,9 @@ func Await[T any](p *Proc, f *future.Future[T]) (T, error) {
 		var zero T
 		return zero, err
 	}
+	if p.a.grp != nil { // a group's worker waits in place
+		return f.Get()
+	}
 	m, a := p.m, p.a
 	p.park(func(epoch uint32) {
 		// The callback names this wait: it may outlive it (a timed-out
@@ -78,6 +81,9 @@ func AwaitWithin[T any](p *Proc, f *future.Future[T], d time.Duration) (T, error
 	}
 	if err := p.awaitsItself(f.Source()); err != nil {
 		return zero, err
+	}
+	if p.a.grp != nil { // a group's worker waits in place
+		return f.GetWithin(d)
 	}
 	m, a, x := p.m, p.a, p.extra()
 	p.park(func(epoch uint32) {
@@ -194,6 +200,7 @@ func (a *core) wakeSleepers() {
 // panic in cond is raised again in the waiting process.
 func (p *Proc) AwaitCond(cond func() bool) {
 	p.check("AwaitCond")
+	p.notInGroup("AwaitCond")
 	if cond() {
 		return
 	}
@@ -211,7 +218,16 @@ func (p *Proc) AwaitCond(cond func() bool) {
 // the actor's policy decides whether other ready work runs first.
 func (p *Proc) Suspend() {
 	p.check("Suspend")
+	p.notInGroup("Suspend")
 	p.park(nil)
+}
+
+// notInGroup panics in a group's handler: its workers have states of
+// their own, which no one condition or resumption could tell apart.
+func (p *Proc) notInGroup(op string) {
+	if p.a.grp != nil {
+		panic("crisp: " + op + " in an actor group")
+	}
 }
 
 // check panics if p is used outside its handler.
@@ -532,7 +548,7 @@ func (c *cont[S, T, U]) fail(err error) {
 
 func (c *cont[S, T, U]) run(p *Proc) {
 	v, err := c.f.Get()
-	u, uerr := c.k(p, c.a.state, v, err)
+	u, uerr := c.k(p, c.a.stateOf(p), v, err)
 	c.k = nil
 	p.a.flags.And(^uint32(fHandling))
 	c.a.mu.Lock()

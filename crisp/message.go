@@ -53,9 +53,12 @@ type message struct {
 
 // msgExt holds what few messages need.
 type msgExt struct {
-	ctx  context.Context
-	stop func() bool // from context.AfterFunc; nil if ctx cannot end
-	proc *Proc       // the goroutine of a suspended (or ready) process
+	ctx     context.Context
+	stop    func() bool // from context.AfterFunc; nil if ctx cannot end
+	proc    *Proc       // the goroutine of a suspended (or ready) process
+	keys    []keyRef    // the data the message synchronises on (see group.go)
+	blocked int         // keys whose line it does not head, or that are held
+	key1    [1]keyRef   // keys' storage when there is only one
 }
 
 // releaseCtx stops watching the context once the message has started or
@@ -126,7 +129,7 @@ func (c *call[S, T]) answered() bool { return true }
 func (c *call[S, T]) fail(err error) { c.pr.Fail(err) }
 
 func (c *call[S, T]) run(p *Proc) {
-	v, err := c.fn(p, c.a.state)
+	v, err := c.fn(p, c.a.stateOf(p))
 	c.fn = nil // nothing reads it once the handler has returned
 	// The handler is done: a caller woken by the result may send at once,
 	// and must find the actor free rather than busy.
@@ -153,7 +156,7 @@ func (c *call[S, T]) Clock() clock.Clock { return c.a.sys.clk }
 // would be waiting for itself.
 func (c *call[S, T]) CheckWait() error {
 	a := &c.a.core
-	if g := a.holder.Load(); g == 0 || gid.ID(g) != gid.Current() {
+	if g := a.holder.Load(); g == 0 || gid.ID(g) != gid.Current() { // groups never set holder
 		return nil
 	}
 	return fmt.Errorf("%w: a process of actor %s waits for message %s of that same actor, which cannot run while it waits (use Await to release the actor instead)",
@@ -175,7 +178,7 @@ func (t *tell[S]) answered() bool { return false }
 func (t *tell[S]) fail(error)     {}
 
 func (t *tell[S]) run(p *Proc) {
-	t.fn(p, t.a.state)
+	t.fn(p, t.a.stateOf(p))
 	t.fn = nil
 	p.a.flags.And(^uint32(fHandling))
 }

@@ -15,9 +15,11 @@ import (
 // A Proc is valid only inside the handler it was passed to, on that
 // handler's goroutine; keep it no longer than the handler runs.
 type Proc struct {
-	a *core
-	m *message // the process this goroutine runs (or keeps, suspended)
-	g gid.ID   // this goroutine
+	a  *core
+	m  *message // the process this goroutine runs (or keeps, suspended)
+	g  gid.ID   // this goroutine
+	w  int32    // the group worker it serves (0 for a single actor)
+	st any      // that worker's state, if w > 0
 
 	wake  chan struct{} // buffered(1): the actor is handed back, or x.stopErr is set
 	epoch uint32        // number of the current (or last) suspension. Guarded by a.mu.

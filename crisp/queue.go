@@ -121,7 +121,7 @@ func (a *core) drain() {
 // with a.mu held.
 func (a *core) next() (m *message, j job, resume bool) {
 	h := a.intake.Swap(nil)
-	if h != nil && h.next == nil && a.queued == 0 {
+	if h != nil && h.next == nil && a.queued == 0 && !h.keyed() {
 		a.newArrivals()
 		if h.state.CompareAndSwap(stQueued, stTaken) {
 			a.seq++
@@ -159,10 +159,28 @@ func (a *core) drainList(h *message) {
 	}
 }
 
-// enqueue adds m, which is in the list, to the policy's queue and, if it
-// is a new message with a deadline, to the deadline index. Called with
+// enqueue readies m, which is in the list: a new message joins the
+// deadline index if it has a deadline, and the lines of its keys if it
+// has any; it enters the policy's queue unless a key holds it back. A
+// resumed process or continuation enters the policy's queue. Called with
 // a.mu held.
 func (a *core) enqueue(m *message) {
+	if !m.item.Resumed {
+		if !m.item.Deadline.IsZero() {
+			if a.dl == nil {
+				a.dl = runq.New(earlierDeadline, dlIndex)
+			}
+			a.dl.Push(m)
+		}
+		if m.keyed() && !a.joinLines(m) {
+			return // waits in its lines for a key
+		}
+	}
+	a.push(m)
+}
+
+// push adds m to the policy's queue. Called with a.mu held.
+func (a *core) push(m *message) {
 	if a.q == nil {
 		a.q = a.cfg.pol.NewQueue()
 	}
@@ -170,18 +188,15 @@ func (a *core) enqueue(m *message) {
 		// The policy cannot order m: m fails and never runs (or, if it
 		// is a suspended process, never resumes). The queue may be left
 		// in any state, so it is rebuilt from the list.
-		a.unlink(m)
+		a.dequeued(m)
+		if m.keyed() {
+			a.leaveLines(m)
+		}
 		a.abort(m, perr)
 		a.rebuild()
 		return
 	}
 	a.queued++
-	if !m.item.Deadline.IsZero() && !m.item.Resumed {
-		if a.dl == nil {
-			a.dl = runq.New(earlierDeadline, dlIndex)
-		}
-		a.dl.Push(m)
-	}
 }
 
 func dlIndex(m *message) *int { return &m.dli }
@@ -256,6 +271,9 @@ func (a *core) unqueue(m *message) {
 		return
 	}
 	a.dequeued(m)
+	if m.keyed() {
+		a.leaveLines(m)
+	}
 	ok, perr := a.qremove(m)
 	if perr != nil {
 		a.rebuild()
@@ -300,16 +318,21 @@ func (a *core) rebuild() {
 	a.queued = 0
 	for m := a.qhead; m != nil; {
 		next := m.next
-		switch m.state.Load() {
-		case stQueued, stReady:
+		switch st := m.state.Load(); {
+		case st == stQueued && m.keyed() && m.ext.blocked > 0:
+			// waits in its lines: stays listed, out of the queue
+		case st == stQueued, st == stReady:
 			if perr := a.qpush(m); perr != nil {
 				a.dequeued(m)
+				if m.keyed() {
+					a.leaveLines(m)
+				}
 				a.abort(m, perr)
 				a.rebuild() // start over without m
 				return
 			}
 			a.queued++
-		case stSuspended: // not ready: stays listed, out of the queue
+		case st == stSuspended: // not ready: stays listed, out of the queue
 		default: // decided; its decider will find it gone
 			a.dequeued(m)
 		}
@@ -376,7 +399,7 @@ func (a *core) take() (m *message, j job, resume bool) {
 // with a.mu held.
 func (a *core) firstReady() *message {
 	for m := a.qhead; m != nil; m = m.next {
-		if st := m.state.Load(); st == stQueued || st == stReady {
+		if st := m.state.Load(); st == stReady || st == stQueued && !(m.keyed() && m.ext.blocked > 0) {
 			return m
 		}
 	}
@@ -391,6 +414,9 @@ func (a *core) claim(m *message, j job) (*message, job, bool, bool) {
 	case stQueued:
 		if m.state.CompareAndSwap(stQueued, stTaken) {
 			a.dequeued(m)
+			if m.keyed() {
+				a.takeKeys(m)
+			}
 			return m, j, false, true
 		}
 	case stReady:

@@ -107,6 +107,9 @@ func (a *core) serve(p *Proc, first *message) {
 		first = nil
 		a.runOne(p, m, j)
 		a.mu.Lock()
+		if m.keyed() {
+			a.releaseKeys(m) // here, under the lock taken anyway
+		}
 		if a.coop != nil {
 			a.coop.dirty = true // a process finished: conditions may hold now
 		}
@@ -222,10 +225,10 @@ func (a *core) dismissSpare() {
 
 // runOne runs m, just taken, on the calling goroutine, which holds the
 // actor: the start-time deadline check, then the handler. Entered and
-// left without a.mu.
+// left without a.mu; the caller then releases m's keys, if it has any.
 func (a *core) runOne(p *Proc, m *message, j job) {
 	if !m.item.Deadline.IsZero() && !m.item.Resumed && a.late(m) {
-		return
+		return // the caller releases its keys
 	}
 	m.state.Store(stRunning)
 	if m.ext != nil {
@@ -235,7 +238,20 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 	p.m = m
 	a.invoke(p, j)
 	p.m = nil
-	a.flags.And(^uint32(fHandling))
+	if a.grp == nil {
+		a.flags.And(^uint32(fHandling))
+	}
+}
+
+// giveKeysBack releases the keys m held, under the lock.
+//
+//go:noinline
+func (a *core) giveKeysBack(m *message) {
+	a.mu.Lock()
+	a.releaseKeys(m)
+	failed := a.takeFailed()
+	a.mu.Unlock()
+	a.failAll(failed)
 }
 
 // late reports, and handles, a message taken at or after its deadline:
@@ -351,10 +367,20 @@ func (a *core) abandon(p *Proc) {
 		}
 		return
 	}
-	a.flags.And(^uint32(fHandling))
+	if m != nil && m.keyed() {
+		a.giveKeysBack(m)
+	}
 	if m != nil {
 		a.fail(m.item.Payload.(job), errGoexit)
 	}
 	a.sys.gor.Add(1)
+	if g := a.grp; g != nil {
+		a.mu.Lock()
+		g.free = append(g.free, p.w)
+		a.mu.Unlock()
+		go a.runGroup() // the new goroutine takes this runner's place
+		return
+	}
+	a.flags.And(^uint32(fHandling))
 	go a.run(nil) // still active: the new goroutine takes the actor over
 }

@@ -30,6 +30,7 @@ const (
 	optPriority
 	optTag
 	optName
+	optKey
 )
 
 // Within gives the message a start deadline d from now on the system's
@@ -124,6 +125,8 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 			m.item.Tag = o.v
 		case optName:
 			m.item.Name = o.s
+		case optKey:
+			m.setKeys(opts) // all keys at once
 		}
 	}
 	m.item.Payload = j
@@ -173,7 +176,11 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		a.failStrays(a.intake.Swap(nil))
 		return
 	}
-	a.start()
+	if a.grp != nil {
+		a.startGroup()
+	} else {
+		a.start()
+	}
 	if a.handling() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
 		// The actor is busy (and not with this sender, whose own stack
 		// should stay shallow) and its lock free: queue the message now

@@ -1,0 +1,458 @@
+package crisp
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/crisprt/crisp/internal/gid"
+)
+
+// Actor groups and synchronised data.
+//
+// A group (SpawnGroup) is an actor served by several workers, each with
+// a state value of its own, sharing one queue: its messages run in
+// parallel, at most one per worker. A message may name the data it
+// touches with the Key send option, on a group or a single actor. Two
+// messages with a key in common never run at the same time, and start in
+// the order they were sent, whatever the policy prefers: each key has a
+// line of the queued messages that name it, in arrival order, and the
+// running message holding it, if any. A message is eligible when, for
+// each of its keys, it heads the line and nobody holds the key; only
+// eligible messages (and messages without keys) are in the policy's
+// queue, and the policy chooses among them. A message takes its keys when
+// it starts and gives them back when its handler returns, which may make
+// the next message of each line eligible. A message that leaves without
+// starting (missed, cancelled, stopped) gives up its place in its lines
+// and releases nothing it never held. No goroutine waits for a key: a
+// blocked message is a record in its lines until a key is released.
+//
+// Per keyed message this costs a map lookup and a few pointer updates per
+// key when it is queued, starts and ends; messages without keys pay
+// nothing.
+
+// keyLine is the line for one key.
+type keyLine struct {
+	key        any
+	holder     *message // the running message holding the key, or nil
+	head, tail *keyRef  // queued messages naming the key, in arrival order
+}
+
+// keyRef is a message's place in the line of one of its keys.
+type keyRef struct {
+	key        any
+	m          *message
+	line       *keyLine // nil when in no line
+	prev, next *keyRef
+}
+
+// Key names data that the message reads or writes: messages with a key in
+// common never run at the same time and start in the order they were
+// sent (see SpawnGroup). A message may carry several keys (a transfer
+// between two accounts carries both). Keys are compared with ==; a key
+// that is not comparable is a misuse panic.
+func Key(k any) SendOption { return SendOption{kind: optKey, v: k} }
+
+// setKeys records the keys among opts on m. Called by send.
+func (m *message) setKeys(opts []SendOption) {
+	n := 0
+	for i := range opts {
+		if opts[i].kind == optKey {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	if m.ext == nil {
+		m.ext = &msgExt{}
+	}
+	keys := m.ext.key1[:0] // one key, the usual case: no second allocation
+	if n > 1 {
+		keys = make([]keyRef, 0, n)
+	}
+next:
+	for i := range opts {
+		if opts[i].kind != optKey {
+			continue
+		}
+		k := opts[i].v
+		if k == nil || !reflect.ValueOf(k).Comparable() {
+			panic(fmt.Sprintf("crisp: Key with a value that is not comparable (%T)", k))
+		}
+		for _, r := range keys {
+			if r.key == k {
+				continue next // named twice: one place in one line
+			}
+		}
+		keys = append(keys, keyRef{key: k, m: m})
+	}
+	m.ext.keys = keys
+}
+
+// keyed reports whether m carries keys.
+func (m *message) keyed() bool { return m.ext != nil && len(m.ext.keys) > 0 }
+
+// joinLines puts new keyed message m at the end of the line of each of
+// its keys and reports whether it is eligible now. Called with a.mu held.
+func (a *core) joinLines(m *message) bool {
+	if a.keys == nil {
+		a.keys = make(map[any]*keyLine)
+	}
+	blocked := 0
+	for i := range m.ext.keys {
+		r := &m.ext.keys[i]
+		l := a.keys[r.key]
+		if l == nil {
+			l = &keyLine{key: r.key}
+			a.keys[r.key] = l
+		}
+		r.line, r.prev, r.next = l, l.tail, nil
+		if l.tail != nil {
+			l.tail.next = r
+		} else {
+			l.head = r
+		}
+		l.tail = r
+		if l.head != r || l.holder != nil {
+			blocked++
+		}
+	}
+	m.ext.blocked = blocked
+	return blocked == 0
+}
+
+// takeKeys makes m, which is eligible and starting, the holder of its
+// keys. Called with a.mu held.
+func (a *core) takeKeys(m *message) {
+	for i := range m.ext.keys {
+		r := &m.ext.keys[i]
+		l := r.line
+		l.holder = m
+		unlinkRef(r) // the head of its line: the next one stays blocked, by the holder now
+	}
+}
+
+// releaseKeys gives back the keys m held: the new head of each line, if
+// it waited only for that, becomes eligible. Called with a.mu held.
+func (a *core) releaseKeys(m *message) {
+	for i := range m.ext.keys {
+		l := m.ext.keys[i].line
+		if l == nil || l.holder != m {
+			continue
+		}
+		l.holder = nil
+		a.unblockHead(l)
+		m.ext.keys[i].line = nil
+	}
+}
+
+// leaveLines takes m, queued and never started, out of its lines. A line
+// it headed, free, passes to the next message. Called with a.mu held.
+func (a *core) leaveLines(m *message) {
+	for i := range m.ext.keys {
+		r := &m.ext.keys[i]
+		l := r.line
+		if l == nil {
+			continue
+		}
+		wasHead := l.head == r
+		unlinkRef(r)
+		if wasHead && l.holder == nil {
+			a.unblockHead(l)
+		} else if l.head == nil && l.holder == nil {
+			delete(a.keys, l.key)
+		}
+	}
+}
+
+// unblockHead tells the head of free line l that it no longer waits for
+// it, queuing it for the policy if that was its last wait; an empty line
+// is forgotten. Called with a.mu held.
+func (a *core) unblockHead(l *keyLine) {
+	if l.head == nil {
+		delete(a.keys, l.key)
+		return
+	}
+	f := l.head.m
+	if f.ext.blocked--; f.ext.blocked == 0 && f.state.Load() == stQueued {
+		a.push(f)
+	}
+}
+
+func unlinkRef(r *keyRef) {
+	l := r.line
+	if r.prev != nil {
+		r.prev.next = r.next
+	} else {
+		l.head = r.next
+	}
+	if r.next != nil {
+		r.next.prev = r.prev
+	} else {
+		l.tail = r.prev
+	}
+	r.prev, r.next = nil, nil
+	if l.holder != r.m {
+		r.line = nil
+	}
+}
+
+// group is the part of an actor that only groups have. Guarded by the
+// actor's mu, but for runners and n, which senders read.
+type group struct {
+	runners atomic.Int32 // goroutines serving the group, at most n
+	n       atomic.Int32 // workers
+	states  []any        // the workers' states; states[0] is unused (the actor's own state)
+	free    []int32      // idle workers
+	retire  int          // workers to drop as they become idle
+}
+
+// SpawnGroup creates an actor served by one worker per state given (at
+// least one), sharing one queue: its messages run in parallel, each on a
+// worker, receiving that worker's state; a worker runs one message at a
+// time. Callers use the group as any actor, with Call and Tell, with
+// deadlines, priorities and policies. Messages that name the same data
+// with Key never run at the same time and start in the order they were
+// sent; the group's policy orders the messages whose keys are free. Add
+// and remove workers with AddWorker and RemoveWorker.
+//
+// Inside a group's handler, Await and AwaitWithin wait holding the
+// worker (and the message's keys), while the other workers go on;
+// AwaitCond and Suspend are not available (they panic); Then
+// continuations run on whichever worker takes them.
+func SpawnGroup[S any](sys *System, states []S, opts ...ActorOption) *Actor[S] {
+	if len(states) == 0 {
+		panic("crisp: SpawnGroup with no worker")
+	}
+	a := Spawn(sys, states[0], opts...)
+	g := &group{states: make([]any, len(states))}
+	for i, s := range states[1:] {
+		g.states[i+1] = s
+	}
+	for w := len(states) - 1; w >= 0; w-- {
+		g.free = append(g.free, int32(w))
+	}
+	g.n.Store(int32(len(states)))
+	a.grp = g
+	return a
+}
+
+// Workers reports how many workers serve the actor: 1 for an actor made
+// by Spawn.
+func (a *Actor[S]) Workers() int {
+	if a.grp == nil {
+		return 1
+	}
+	return int(a.grp.n.Load())
+}
+
+// AddWorker adds a worker with the given state to a group, which puts it
+// to work on queued messages at once. It panics on an actor made by
+// Spawn.
+func (a *Actor[S]) AddWorker(state S) {
+	g := a.grp
+	if g == nil {
+		panic("crisp: AddWorker on an actor that is not a group")
+	}
+	a.mu.Lock()
+	if g.retire > 0 { // a worker due to leave stays instead
+		g.retire--
+		a.mu.Unlock()
+		return
+	}
+	g.states = append(g.states, state)
+	g.free = append(g.free, int32(len(g.states)-1))
+	g.n.Add(1)
+	a.mu.Unlock()
+	a.startGroup()
+}
+
+// RemoveWorker takes a worker out of a group: an idle one at once, else
+// the next to finish its message. It reports false, removing nothing, if
+// only one worker is left. It panics on an actor made by Spawn.
+func (a *Actor[S]) RemoveWorker() bool {
+	g := a.grp
+	if g == nil {
+		panic("crisp: RemoveWorker on an actor that is not a group")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if g.n.Load() <= 1 {
+		return false
+	}
+	g.n.Add(-1)
+	if n := len(g.free); n > 0 && g.free[n-1] != 0 {
+		g.dropWorker(g.free[n-1])
+		g.free = g.free[:n-1]
+	} else {
+		g.retire++
+	}
+	return true
+}
+
+// dropWorker forgets worker w's state. Worker 0 is never dropped: it is
+// the actor's own state. Called with a.mu held.
+func (g *group) dropWorker(w int32) {
+	if w != 0 {
+		g.states[w] = nil
+	}
+}
+
+// stateOf returns the state of the worker p serves.
+func (a *Actor[S]) stateOf(p *Proc) S {
+	if p.w == 0 {
+		return a.state
+	}
+	return p.st.(S)
+}
+
+// startGroup makes sure that a runner serves the group if a worker is
+// idle, after work was pushed.
+func (a *core) startGroup() {
+	g := a.grp
+	for {
+		r := g.runners.Load()
+		if r >= g.n.Load() {
+			return
+		}
+		if g.runners.CompareAndSwap(r, r+1) {
+			a.flags.Or(fActive | fHandling)
+			a.sys.busy.Add(1)
+			a.sys.gor.Add(1)
+			go a.runGroup()
+			return
+		}
+	}
+}
+
+// runGroup is the body of a group's runner goroutine.
+func (a *core) runGroup() {
+	p := &Proc{a: a, g: gid.Current()}
+	defer a.exit(p)
+	a.mu.Lock()
+	if !a.live {
+		if a.sys.join(a) {
+			a.live = true
+		} else {
+			a.mu.Unlock()
+			a.stop()
+			a.mu.Lock()
+		}
+	}
+	for {
+		m, j := a.scheduleGroup(p)
+		if m == nil {
+			p.done = true
+			return
+		}
+		a.runOne(p, m, j)
+		a.mu.Lock()
+		if m.keyed() {
+			a.releaseKeys(m)
+		}
+		a.grp.free = append(a.grp.free, p.w)
+		if g := a.grp; g.retire > 0 && p.w != 0 {
+			g.retire--
+			g.dropWorker(p.w)
+			g.free = g.free[:len(g.free)-1]
+		}
+		p.w, p.st = 0, nil
+		if a.queued > 1 { // more is eligible than this runner will take
+			a.mu.Unlock()
+			a.startGroup()
+			a.mu.Lock()
+		}
+	}
+}
+
+// scheduleGroup returns the next eligible message for a group runner,
+// with a worker for it in p and a.mu released, or nil once the runner
+// has left. Entered with a.mu held.
+//
+//go:noinline
+func (a *core) scheduleGroup(p *Proc) (*message, job) {
+	g := a.grp
+	grace := runnerGrace
+	for {
+		if a.stopped() {
+			a.leaveGroup()
+			failed := a.takeFailed()
+			a.mu.Unlock()
+			a.failAll(failed)
+			return nil, nil
+		}
+		var (
+			m *message
+			j job
+		)
+		if len(g.free) > 0 && g.runners.Load() <= g.n.Load() {
+			a.drain()
+			m, j, _ = a.take()
+			a.watchQueued()
+		}
+		if a.failed != nil {
+			failed := a.takeFailed()
+			a.mu.Unlock()
+			a.failAll(failed)
+			a.mu.Lock()
+		}
+		switch {
+		case m == nil && grace > 0 && g.runners.Load() <= g.n.Load():
+			a.mu.Unlock()
+			for ; grace > 0 && a.intake.Load() == nil; grace-- {
+				runtime.Gosched()
+			}
+			a.mu.Lock()
+		case m == nil:
+			if a.leaveGroup() {
+				a.mu.Unlock()
+				return nil, nil
+			}
+			grace = runnerGrace
+		default:
+			w := g.free[len(g.free)-1]
+			g.free = g.free[:len(g.free)-1]
+			p.w = w
+			if w != 0 {
+				p.st = g.states[w]
+			}
+			a.mu.Unlock()
+			return m, j
+		}
+	}
+}
+
+// leaveGroup ends the calling runner's service, unless work arrived and
+// a worker is free: then it reports false and the runner goes on. Called
+// with a.mu held.
+func (a *core) leaveGroup() bool {
+	g := a.grp
+	g.runners.Add(-1)
+	// A sender that pushed before the decrement saw every runner busy:
+	// look once more.
+	if !a.stopped() && a.intake.Load() != nil && len(g.free) > 0 {
+		for {
+			r := g.runners.Load()
+			if r >= g.n.Load() {
+				break
+			}
+			if g.runners.CompareAndSwap(r, r+1) {
+				return false
+			}
+		}
+	}
+	if g.runners.Load() == 0 {
+		a.flags.And(^uint32(fActive | fHandling))
+		if a.live && a.qhead == nil {
+			a.live = false
+			a.sys.leave(a)
+		}
+		if a.qhead == nil {
+			a.q, a.dl = nil, nil
+		}
+	}
+	a.sys.busyDone()
+	return true
+}

@@ -1,0 +1,374 @@
+package crisp_test
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crisprt/crisp/crisp"
+	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/future"
+)
+
+// worker is a group worker's state: which worker it is.
+type worker struct{ id int }
+
+func workers(n int) []*worker {
+	ws := make([]*worker, n)
+	for i := range ws {
+		ws[i] = &worker{id: i}
+	}
+	return ws
+}
+
+// trace records, across workers, which messages were running together.
+type trace struct {
+	mu      sync.Mutex
+	running map[string]bool
+	starts  []string
+	overlap map[[2]string]bool
+}
+
+func newTrace() *trace { return &trace{running: map[string]bool{}, overlap: map[[2]string]bool{}} }
+
+func (tr *trace) enter(name string) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for other := range tr.running {
+		tr.overlap[[2]string{other, name}] = true
+		tr.overlap[[2]string{name, other}] = true
+	}
+	tr.running[name] = true
+	tr.starts = append(tr.starts, name)
+}
+
+func (tr *trace) leave(name string) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	delete(tr.running, name)
+}
+
+func (tr *trace) together(a, b string) bool {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.overlap[[2]string{a, b}]
+}
+
+func (tr *trace) order() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return append([]string(nil), tr.starts...)
+}
+
+// barrier lets n goroutines wait for each other, or gives up after a
+// generous real-time bound (a failure, not a hang).
+func barrier(n int) func() bool {
+	var mu sync.Mutex
+	count := 0
+	all := make(chan struct{})
+	return func() bool {
+		mu.Lock()
+		count++
+		if count == n {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+			return true
+		case <-time.After(10 * time.Second):
+			return false
+		}
+	}
+}
+
+func TestAGroupRunsMessagesInParallel(t *testing.T) {
+	sys, _ := newSystem(t)
+	g := crisp.SpawnGroup(sys, workers(4))
+	assert.Equal(t, 4, g.Workers())
+	meet := barrier(4)
+	var futs []*future.Future[int]
+	for range 4 {
+		futs = append(futs, crisp.Call(g, func(_ *crisp.Proc, w *worker) (int, error) {
+			if !meet() {
+				return 0, errors.New("not all four ran at once")
+			}
+			return w.id, nil
+		}))
+	}
+	seen := map[int]bool{}
+	for _, f := range futs {
+		id, err := f.Get()
+		require.NoError(t, err)
+		seen[id] = true
+	}
+	assert.Len(t, seen, 4, "each on its own worker, with its own state")
+}
+
+// The example of the paper's select function: m1..m5 need
+// {(l,v1)}, {(l',v1)}, {(l,v1),(l,v2)}, {(l,v2)}, {(l,v3)}.
+func TestKeysFollowThePapersSelectRule(t *testing.T) {
+	sys, _ := newSystem(t)
+	g := crisp.SpawnGroup(sys, workers(5))
+	type lock struct{ label, data string }
+	tr := newTrace()
+	gates := map[string]*gate{}
+	send := func(name string, keys ...lock) *future.Future[int] {
+		gt := newGate()
+		gates[name] = gt
+		opts := []crisp.SendOption{crisp.Name(name)}
+		for _, k := range keys {
+			opts = append(opts, crisp.Key(k))
+		}
+		return crisp.Call(g, func(p *crisp.Proc, _ *worker) (int, error) {
+			tr.enter(p.Name())
+			close(gt.started)
+			<-gt.release
+			tr.leave(p.Name())
+			return 0, nil
+		}, opts...)
+	}
+	futs := []*future.Future[int]{
+		send("m1", lock{"l", "v1"}),
+		send("m2", lock{"l'", "v1"}),
+		send("m3", lock{"l", "v1"}, lock{"l", "v2"}),
+		send("m4", lock{"l", "v2"}),
+		send("m5", lock{"l", "v3"}),
+	}
+	// m1, m2 and m5 start together; m3 waits for m1; m4, though v2 is
+	// free, waits for m3, which precedes it.
+	<-gates["m1"].started
+	<-gates["m2"].started
+	<-gates["m5"].started
+	gates["m2"].open()
+	gates["m5"].open()
+	gates["m1"].open()
+	<-gates["m3"].started
+	gates["m3"].open()
+	<-gates["m4"].started
+	gates["m4"].open()
+	for _, f := range futs {
+		_, err := f.Get()
+		require.NoError(t, err)
+	}
+	assert.True(t, tr.together("m1", "m2") && tr.together("m1", "m5"), "independent keys run in parallel")
+	assert.False(t, tr.together("m1", "m3"), "(l,v1) is never held twice")
+	assert.False(t, tr.together("m3", "m4"), "(l,v2) is never held twice")
+	order := tr.order()
+	assert.Equal(t, []string{"m3", "m4"}, order[3:], "m4 starts after m3 though it could have gone first")
+}
+
+func TestAKeyKeepsSendOrderAgainstThePolicy(t *testing.T) {
+	sys, mock := newSystem(t)
+	for _, n := range []int{1, 3} {
+		var a *crisp.Actor[*worker]
+		if n == 1 {
+			a = crisp.Spawn(sys, &worker{})
+		} else {
+			a = crisp.SpawnGroup(sys, workers(n))
+		}
+		tr := newTrace()
+		g := newGate()
+		crisp.Tell(a, func(*crisp.Proc, *worker) { close(g.started); <-g.release }, crisp.Key("acct"))
+		<-g.started
+		// EDF prefers later messages with earlier deadlines; the key must not.
+		var futs []*future.Future[string]
+		for i, d := range []time.Duration{time.Hour, time.Minute, time.Second} {
+			name := string(rune('a' + i))
+			futs = append(futs, crisp.Call(a, func(*crisp.Proc, *worker) (string, error) {
+				tr.enter(name)
+				tr.leave(name)
+				return name, nil
+			}, crisp.Key("acct"), crisp.By(mock.Now().Add(d))))
+		}
+		g.open()
+		for _, f := range futs {
+			_, err := f.Get()
+			require.NoError(t, err)
+		}
+		assert.Equal(t, []string{"a", "b", "c"}, tr.order(), "workers: %d", n)
+	}
+}
+
+func TestKeylessMessagesPassBlockedOnes(t *testing.T) {
+	sys, _ := newSystem(t)
+	grp := crisp.SpawnGroup(sys, workers(2))
+	g := newGate()
+	var holderDone atomic.Bool
+	crisp.Tell(grp, func(*crisp.Proc, *worker) {
+		close(g.started)
+		<-g.release
+		holderDone.Store(true)
+	}, crisp.Key(1))
+	<-g.started
+	blocked := crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) { return holderDone.Load(), nil }, crisp.Key(1))
+	free := crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) { return holderDone.Load(), nil })
+	done, err := free.Get()
+	require.NoError(t, err)
+	assert.False(t, done, "the keyless message ran while key 1 was held")
+	g.open()
+	done, err = blocked.Get()
+	require.NoError(t, err)
+	assert.True(t, done, "the keyed one waited for the holder")
+}
+
+// A message blocked behind another on its key still misses its deadline
+// on time, and releases nothing: the one behind it waits for the holder.
+func TestABlockedMessageMissesAndReleasesNothing(t *testing.T) {
+	sys, mock := newSystem(t)
+	grp := crisp.SpawnGroup(sys, workers(3))
+	g := newGate()
+	var holderDone atomic.Bool
+	crisp.Tell(grp, func(*crisp.Proc, *worker) {
+		close(g.started)
+		<-g.release
+		holderDone.Store(true)
+	}, crisp.Key("k"))
+	<-g.started
+	late := crisp.Call(grp, record2("late"), crisp.Key("k"), crisp.Within(time.Second))
+	next := crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) { return holderDone.Load(), nil }, crisp.Key("k"))
+	mock.Add(time.Second)
+	_, err := late.Get()
+	requireMissed(t, err, t0.Add(time.Second), t0.Add(time.Second))
+	g.open()
+	done, err := next.Get()
+	require.NoError(t, err)
+	assert.True(t, done, "the miss released nothing: next waited for the holder")
+}
+
+func record2(name string) func(*crisp.Proc, *worker) (string, error) {
+	return func(*crisp.Proc, *worker) (string, error) { return name, nil }
+}
+
+func TestATransferWaitsForBothKeys(t *testing.T) {
+	sys, _ := newSystem(t)
+	grp := crisp.SpawnGroup(sys, workers(3))
+	ga, gb := newGate(), newGate()
+	var aDone, bDone atomic.Bool
+	crisp.Tell(grp, func(*crisp.Proc, *worker) { close(ga.started); <-ga.release; aDone.Store(true) }, crisp.Key("A"))
+	crisp.Tell(grp, func(*crisp.Proc, *worker) { close(gb.started); <-gb.release; bDone.Store(true) }, crisp.Key("B"))
+	<-ga.started
+	<-gb.started
+	transfer := crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) { return aDone.Load() && bDone.Load(), nil },
+		crisp.Key("A"), crisp.Key("B"))
+	ga.open()
+	gb.open()
+	both, err := transfer.Get()
+	require.NoError(t, err)
+	assert.True(t, both, "the transfer started only once both holders had finished")
+}
+
+func TestAddAndRemoveWorkers(t *testing.T) {
+	sys, _ := newSystem(t)
+	grp := crisp.SpawnGroup(sys, workers(1))
+	assert.False(t, grp.RemoveWorker(), "the last worker stays")
+	grp.AddWorker(&worker{id: 1})
+	grp.AddWorker(&worker{id: 2})
+	assert.Equal(t, 3, grp.Workers())
+	meet := barrier(3)
+	var futs []*future.Future[bool]
+	for range 3 {
+		futs = append(futs, crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) { return meet(), nil }))
+	}
+	for _, f := range futs {
+		ok, err := f.Get()
+		require.NoError(t, err)
+		assert.True(t, ok, "three workers ran at once")
+	}
+	assert.True(t, grp.RemoveWorker())
+	assert.True(t, grp.RemoveWorker())
+	assert.Equal(t, 1, grp.Workers())
+	var inside, maxInside atomic.Int32
+	futs = futs[:0]
+	for range 20 {
+		futs = append(futs, crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) {
+			n := inside.Add(1)
+			for m := maxInside.Load(); n > m && !maxInside.CompareAndSwap(m, n); m = maxInside.Load() {
+			}
+			runtime.Gosched()
+			inside.Add(-1)
+			return true, nil
+		}))
+	}
+	for _, f := range futs {
+		_, err := f.Get()
+		require.NoError(t, err)
+	}
+	assert.Equal(t, int32(1), maxInside.Load(), "one worker left: one message at a time")
+	assert.PanicsWithValue(t, "crisp: AddWorker on an actor that is not a group", func() {
+		crisp.Spawn(sys, &worker{}).AddWorker(&worker{})
+	})
+}
+
+func TestStoppingAGroup(t *testing.T) {
+	sys, _ := newSystem(t)
+	grp := crisp.SpawnGroup(sys, workers(2))
+	g := newGate()
+	running := crisp.Call(grp, func(*crisp.Proc, *worker) (string, error) {
+		close(g.started)
+		<-g.release
+		return "finished", nil
+	}, crisp.Key(1))
+	<-g.started
+	queued := crisp.Call(grp, record2("queued"), crisp.Key(1))
+	grp.Stop()
+	_, err := queued.Get()
+	assert.ErrorIs(t, err, crisp.ErrStopped)
+	_, err = crisp.Call(grp, record2("after")).Get()
+	assert.ErrorIs(t, err, crisp.ErrStopped)
+	g.open()
+	v, err := running.Get()
+	require.NoError(t, err)
+	assert.Equal(t, "finished", v)
+}
+
+func TestAwaitInAGroupHoldsTheWorker(t *testing.T) {
+	sys, _ := newSystem(t)
+	grp := crisp.SpawnGroup(sys, workers(2))
+	other := crisp.Spawn(sys, &worker{})
+	v, err := crisp.Call(grp, func(p *crisp.Proc, _ *worker) (string, error) {
+		return crisp.Await(p, crisp.Call(other, record2("awaited")))
+	}).Get()
+	require.NoError(t, err)
+	assert.Equal(t, "awaited", v)
+	_, err = crisp.Call(grp, func(p *crisp.Proc, _ *worker) (int, error) {
+		p.Suspend()
+		return 0, nil
+	}).Get()
+	var pe *crisp.PanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "crisp: Suspend in an actor group", pe.Value)
+}
+
+func TestKeysMustBeComparable(t *testing.T) {
+	sys, _ := newSystem(t)
+	a := crisp.Spawn(sys, &worker{})
+	assert.PanicsWithValue(t, "crisp: Key with a value that is not comparable ([]int)", func() {
+		crisp.Tell(a, func(*crisp.Proc, *worker) {}, crisp.Key([]int{1}))
+	})
+	v, err := crisp.Call(a, record2("same key twice"), crisp.Key(7), crisp.Key(7)).Get()
+	require.NoError(t, err, "a key named twice does not block its own message")
+	assert.Equal(t, "same key twice", v)
+}
+
+func TestGroupMissesAreReportedByTheWatchdog(t *testing.T) {
+	sys, mock := newSystem(t)
+	grp := crisp.SpawnGroup(sys, workers(2))
+	ga, gb := newGate(), newGate()
+	crisp.Tell(grp, func(*crisp.Proc, *worker) { close(ga.started); <-ga.release })
+	crisp.Tell(grp, func(*crisp.Proc, *worker) { close(gb.started); <-gb.release })
+	<-ga.started
+	<-gb.started
+	f := crisp.Call(grp, record2("x"), crisp.Within(time.Second))
+	mock.Add(time.Second)
+	_, err := f.Get()
+	assert.ErrorIs(t, err, deadline.ErrMissed)
+	ga.open()
+	gb.open()
+}
