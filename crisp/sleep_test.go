@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/crisprt/crisp/crisp"
+	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/vclock"
 )
 
@@ -61,4 +62,27 @@ func TestStopCutsSleepShort(t *testing.T) {
 	v, err := f.Get()
 	require.NoError(t, err)
 	assert.Equal(t, "cut short", v, "the handler goes on and delivers its own result")
+}
+
+// Under a driven clock, a timer due at the same instant as the
+// watchdog's must not stall the driver: the watchdog's due timer is the
+// driver's to fire, not work that keeps the system busy.
+func TestASleepAndAnEventAtTheSameInstant(t *testing.T) {
+	vc := vclock.New(t0)
+	sys := crisp.NewSystem(crisp.WithClock(vc), crisp.WithLogger(quiet))
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := crisp.Spawn(sys, &state{})
+	var events []string
+	vc.At(t0.Add(10*time.Millisecond), func() { events = append(events, "event") })
+	var queued = make(chan *future.Future[string], 1)
+	vc.At(t0, func() {
+		crisp.Tell(a, func(p *crisp.Proc, s *state) { p.Sleep(10 * time.Millisecond) }, crisp.Within(time.Millisecond)) // first, under EDF
+		queued <- crisp.Call(a, record("behind the sleeper"), crisp.Within(10*time.Millisecond))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, vc.Run(ctx, sys.WaitIdle), "the driver stalled")
+	assert.Equal(t, []string{"event"}, events)
+	_, err := (<-queued).Get()
+	requireMissed(t, err, t0.Add(10*time.Millisecond), t0.Add(10*time.Millisecond))
 }

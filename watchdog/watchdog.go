@@ -91,7 +91,13 @@ type Watchdog struct {
 	armed  int64 // key the timer is set for; valid when isArmed
 	isArm  bool
 	firing bool // a batch has left the heap and is being expired
+	kicks  int  // timer firings not yet handled by expire
 	stop   bool
+
+	// mock is set for a *clock.Mock, whose Add fires AfterFunc callbacks
+	// on goroutines of their own: for it, a timer due at the clock's now
+	// has fired, and its callback may not have run yet.
+	mock bool
 
 	kick chan struct{} // buffered(1): the timer has fired
 	quit chan struct{}
@@ -115,6 +121,7 @@ func New(clk clock.Clock, opts ...Option) *Watchdog {
 	for _, o := range opts {
 		o.apply(w)
 	}
+	_, w.mock = clk.(*clock.Mock)
 	go w.loop()
 	return w
 }
@@ -207,19 +214,19 @@ func (w *Watchdog) next() (int64, bool) {
 }
 
 // Idle reports whether, at clock reading now, the watchdog has nothing to
-// do: no watched deadline has passed, no batch is being expired, and the
-// timer is not due (a wake-up that finds nothing to expire still re-arms
-// the timer from its own clock reading, so it must happen before the
-// clock moves on).
+// do until its clock fires its timer: the timer has not fired unheeded,
+// and no batch is being expired. A deadline that has come but whose timer
+// the clock has not fired yet does not count: a clock driven from outside
+// (package vclock) fires it only once the system is idle. With a
+// *clock.Mock, whose Add fires timers but runs their callbacks on
+// goroutines of their own, a timer due at now counts as fired.
 func (w *Watchdog) Idle(now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	nk := w.key(now)
-	if w.firing || (w.isArm && w.armed <= nk) {
+	if w.firing || w.kicks > 0 {
 		return false
 	}
-	k, ok := w.next()
-	return !ok || k > nk
+	return !w.mock || !w.isArm || w.armed > w.key(now)
 }
 
 // Stop ends the watchdog's goroutine and waits for it. Entries still
@@ -232,7 +239,7 @@ func (w *Watchdog) Stop() {
 		<-w.done
 		return
 	}
-	w.stop, w.isArm = true, false
+	w.stop, w.isArm, w.kicks = true, false, 0
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -262,6 +269,9 @@ func (w *Watchdog) arm(k int64, now time.Time) {
 // goroutine, so that the timer never blocks and the clock's locks are
 // never held while targets run.
 func (w *Watchdog) fired() {
+	w.mu.Lock()
+	w.kicks++
+	w.mu.Unlock()
 	select {
 	case w.kick <- struct{}{}:
 	default:
@@ -289,6 +299,7 @@ func (w *Watchdog) expire() {
 		w.mu.Unlock()
 		return
 	}
+	seen := w.kicks // firings this pass answers; later ones need another
 	w.isArm = false
 	batch := w.batch[:0]
 	for len(w.heap) > 0 && w.heap[0].key <= nk {
@@ -315,11 +326,10 @@ func (w *Watchdog) expire() {
 	}
 	w.batch = batch[:0]
 
-	if w.firing {
-		w.mu.Lock()
-		w.firing = false
-		w.mu.Unlock()
-	}
+	w.mu.Lock()
+	w.firing = false
+	w.kicks -= seen
+	w.mu.Unlock()
 	if w.afterBatch != nil {
 		w.afterBatch()
 	}
