@@ -430,7 +430,7 @@ func evalCond(cond func() bool) (ok bool, r any) {
 type continuation interface {
 	job
 	error
-	madeBy(p *Proc) bool
+	made() *madeThen
 	resultTo(s sink)
 	resultOwner() *message
 }
@@ -463,7 +463,9 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 	if k == nil {
 		panic("crisp: Then with a nil continuation")
 	}
-	c := &cont[S, T, U]{a: a, f: f, k: k, maker: p.m}
+	c := &cont[S, T, U]{a: a, f: f, k: k}
+	c.mark.k, c.mark.next = c, p.thens // p's process made it: see Proc.madeHere
+	p.thens = &c.mark
 	c.item = policy.Item{
 		Deadline: p.m.item.Deadline,
 		Seq:      p.m.item.Seq,
@@ -492,11 +494,11 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 // cont is a continuation registered by Then.
 type cont[S, T, U any] struct {
 	message
-	a     *Actor[S]
-	f     *future.Future[T]
-	k     func(*Proc, S, T, error) (U, error)
-	maker *message // the message whose handler called Then
-	to    sink     // where k's result goes; nil while detached. Guarded by a.mu.
+	a    *Actor[S]
+	f    *future.Future[T]
+	k    func(*Proc, S, T, error) (U, error)
+	mark madeThen // its entry in the list of its maker's continuations
+	to   sink     // where k's result goes; nil while detached. Guarded by a.mu.
 }
 
 func (c *cont[S, T, U]) ready()        { c.a.resume(&c.message, 0, false) }
@@ -516,7 +518,17 @@ func (c *cont[S, T, U]) Error() string {
 	return "crisp: the results of Then must be returned from the handler that called it"
 }
 
-func (c *cont[S, T, U]) madeBy(p *Proc) bool { return c.maker == p.m }
+func (c *cont[S, T, U]) made() *madeThen { return &c.mark }
+
+// madeThen links the continuations a process made, so that the runtime
+// recognises, among a handler's results, one of its own Then's (and not
+// one it was handed). Keeping the list in the Proc, not a pointer to the
+// maker in each continuation, lets a finished maker be collected while
+// its continuations wait.
+type madeThen struct {
+	k    continuation
+	next *madeThen
+}
 
 func (c *cont[S, T, U]) resultOwner() *message {
 	if o, ok := c.to.(job); ok {
@@ -554,7 +566,7 @@ func (c *cont[S, T, U]) run(p *Proc) {
 	c.a.mu.Lock()
 	to := c.to
 	c.a.mu.Unlock()
-	if next, ok := uerr.(continuation); ok && next.madeBy(p) {
+	if next, ok := uerr.(continuation); ok && p.madeHere(next) {
 		if to != nil {
 			next.resultTo(to) // chained: the next continuation answers
 		}

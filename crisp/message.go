@@ -134,7 +134,7 @@ func (c *call[S, T]) run(p *Proc) {
 	// The handler is done: a caller woken by the result may send at once,
 	// and must find the actor free rather than busy.
 	p.a.flags.And(^uint32(fHandling))
-	if k, ok := err.(continuation); ok && k.madeBy(p) {
+	if k, ok := err.(continuation); ok && p.madeHere(k) {
 		k.resultTo(c) // the handler returned Then's result: it comes later
 		return
 	}

@@ -26,6 +26,7 @@ type Proc struct {
 	serve bool          // a spare runner is woken to serve, not dismissed. Set under a.mu.
 	done  bool          // the runner returned normally (not through runtime.Goexit)
 	x     *procExtra    // rarer state; nil until used
+	thens *madeThen     // continuations the current process made (Then)
 }
 
 // procExtra is the state only some suspensions need.
@@ -47,6 +48,16 @@ func (p *Proc) stopping() error {
 		return nil
 	}
 	return p.x.stopErr
+}
+
+// madeHere reports whether the current process made continuation k.
+func (p *Proc) madeHere(k continuation) bool {
+	for t := p.thens; t != nil; t = t.next {
+		if t.k == k {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Proc) extra() *procExtra {

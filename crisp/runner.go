@@ -237,7 +237,7 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 	a.beginHandler()
 	p.m = m
 	a.invoke(p, j)
-	p.m = nil
+	p.m, p.thens = nil, nil
 	if a.grp == nil {
 		a.flags.And(^uint32(fHandling))
 	}
