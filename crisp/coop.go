@@ -430,7 +430,6 @@ func evalCond(cond func() bool) (ok bool, r any) {
 type continuation interface {
 	job
 	error
-	made() *madeThen
 	resultTo(s sink)
 	resultOwner() *message
 }
@@ -464,8 +463,7 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 		panic("crisp: Then with a nil continuation")
 	}
 	c := &cont[S, T, U]{a: a, f: f, k: k}
-	c.mark.k, c.mark.next = c, p.thens // p's process made it: see Proc.madeHere
-	p.thens = &c.mark
+	p.thens = append(p.thens, c) // p's process made it: see Proc.madeHere
 	c.item = policy.Item{
 		Deadline: p.m.item.Deadline,
 		Seq:      p.m.item.Seq,
@@ -494,11 +492,10 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 // cont is a continuation registered by Then.
 type cont[S, T, U any] struct {
 	message
-	a    *Actor[S]
-	f    *future.Future[T]
-	k    func(*Proc, S, T, error) (U, error)
-	mark madeThen // its entry in the list of its maker's continuations
-	to   sink     // where k's result goes; nil while detached. Guarded by a.mu.
+	a  *Actor[S]
+	f  *future.Future[T]
+	k  func(*Proc, S, T, error) (U, error)
+	to sink // where k's result goes; nil while detached. Guarded by a.mu.
 }
 
 func (c *cont[S, T, U]) ready()        { c.a.resume(&c.message, 0, false) }
@@ -516,18 +513,6 @@ func (c *cont[S, T, U]) answered() bool {
 // it. It should never reach a caller.
 func (c *cont[S, T, U]) Error() string {
 	return "crisp: the results of Then must be returned from the handler that called it"
-}
-
-func (c *cont[S, T, U]) made() *madeThen { return &c.mark }
-
-// madeThen links the continuations a process made, so that the runtime
-// recognises, among a handler's results, one of its own Then's (and not
-// one it was handed). Keeping the list in the Proc, not a pointer to the
-// maker in each continuation, lets a finished maker be collected while
-// its continuations wait.
-type madeThen struct {
-	k    continuation
-	next *madeThen
 }
 
 func (c *cont[S, T, U]) resultOwner() *message {

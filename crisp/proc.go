@@ -26,7 +26,12 @@ type Proc struct {
 	serve bool          // a spare runner is woken to serve, not dismissed. Set under a.mu.
 	done  bool          // the runner returned normally (not through runtime.Goexit)
 	x     *procExtra    // rarer state; nil until used
-	thens *madeThen     // continuations the current process made (Then)
+	// thens lists the continuations the current process made (Then), so
+	// that the runtime recognises one of them among the handler's
+	// results (and not one it was handed). Keeping the list here, not a
+	// pointer to the maker in each continuation, lets a finished maker be
+	// collected while its continuations wait.
+	thens []continuation
 }
 
 // procExtra is the state only some suspensions need.
@@ -52,8 +57,8 @@ func (p *Proc) stopping() error {
 
 // madeHere reports whether the current process made continuation k.
 func (p *Proc) madeHere(k continuation) bool {
-	for t := p.thens; t != nil; t = t.next {
-		if t.k == k {
+	for _, t := range p.thens {
+		if t == k {
 			return true
 		}
 	}

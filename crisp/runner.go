@@ -237,7 +237,11 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 	a.beginHandler()
 	p.m = m
 	a.invoke(p, j)
-	p.m, p.thens = nil, nil
+	p.m = nil
+	if p.thens != nil {
+		clear(p.thens) // keep the array, not the continuations
+		p.thens = p.thens[:0]
+	}
 	if a.grp == nil {
 		a.flags.And(^uint32(fHandling))
 	}
