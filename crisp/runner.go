@@ -17,18 +17,24 @@ import (
 // When a handler suspends (Await, AwaitCond, Suspend), its goroutine G
 // keeps the handler's stack but gives up the actor: under the actor's
 // lock it marks the process suspended, keeps it on the actor's list, and
-// passes the actor on (passOn): to a new runner goroutine if a message or
-// continuation is ready, to the goroutine of a process ready to resume,
-// or to nobody. G then parks on its Proc's wake channel. When what G
-// waits for happens, the process becomes ready (resume) and the policy
-// orders it with everything else: whichever goroutine holds the actor
-// and takes it from the queue hands the actor over by sending on G's wake
-// channel, then exits; G carries on in its handler, and when the handler
-// returns G goes on as the actor's runner. If the actor is idle when the
-// process becomes ready and nothing else is, the actor goes to G at once,
-// with no goroutine started. A send on the wake channel is the only way
-// the actor moves to a parked goroutine, so at most one process of an
-// actor runs at any instant.
+// passes the actor on (passOn) to a runner if anything is ready, or to
+// nobody. The runner is the actor's spare, if one waits, or a new
+// goroutine; it chooses the next work itself, on its own stack, so that
+// G keeps only the stack its handler needed. G then parks on its Proc's
+// wake channel. When what G waits for happens, the process becomes ready
+// (resume) and the policy orders it with everything else: whichever
+// goroutine holds the actor and takes it from the queue hands the actor
+// over by sending on G's wake channel, and then, holding nothing, waits
+// as the actor's spare runner for the next suspension (or is dismissed
+// when the actor has no process left). G carries on in its handler, and
+// when the handler returns, G goes on as the actor's runner. If the actor
+// is idle when the process becomes ready and nothing else is, the actor
+// goes to G at once, with no goroutine involved. A send on a wake channel
+// is the only way the actor moves to a parked goroutine, so at most one
+// process of an actor runs at any instant.
+//
+// A group (group.go) is served the same way by up to one goroutine per
+// worker, each running one eligible message at a time.
 
 // runnerGrace is how many times an idle runner yields the processor,
 // looking for new work, before it gives up the actor and exits. An actor
