@@ -48,22 +48,31 @@ func TestInABubbleGetWithinTimesOutExactlyAndALaterGetSucceeds(t *testing.T) {
 }
 
 func TestInABubbleTheCallerLearnsOfAMissAtTheDeadline(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		sys := crisp.NewSystem(crisp.WithLogger(quiet))
-		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-		a := crisp.Spawn(sys, &state{})
-		release := make(chan struct{})
-		defer close(release)
-		crisp.Tell(a, func(*crisp.Proc, *state) { <-release }) // the actor is busy for a long time
-		synctest.Wait()
-		start := time.Now()
-		f := crisp.Call(a, record("late"), crisp.Within(250*time.Millisecond))
-		_, err := f.Get()
-		var miss *deadline.MissedError
-		require.ErrorAs(t, err, &miss)
-		assert.Equal(t, 250*time.Millisecond, time.Since(start), "told at the deadline, not when the actor frees up")
-		assert.Equal(t, time.Duration(0), miss.Lateness())
-	})
+	for name, opts := range map[string][]crisp.Option{
+		"default": nil,
+		// Precision spins on the real clock; in a bubble the clock stands
+		// still, and the watchdog must notice and stay exact.
+		"with precision": {crisp.WithPrecision(time.Millisecond)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				sys := crisp.NewSystem(append(opts, crisp.WithLogger(quiet))...)
+				defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+				a := crisp.Spawn(sys, &state{})
+				release := make(chan struct{})
+				defer close(release)
+				crisp.Tell(a, func(*crisp.Proc, *state) { <-release }) // the actor is busy for a long time
+				synctest.Wait()
+				start := time.Now()
+				f := crisp.Call(a, record("late"), crisp.Within(250*time.Millisecond))
+				_, err := f.Get()
+				var miss *deadline.MissedError
+				require.ErrorAs(t, err, &miss)
+				assert.Equal(t, 250*time.Millisecond, time.Since(start), "told at the deadline, not when the actor frees up")
+				assert.Equal(t, time.Duration(0), miss.Lateness())
+			})
+		})
+	}
 }
 
 func TestInABubbleManyDeadlinesAcrossActorsFireExactly(t *testing.T) {

@@ -22,10 +22,11 @@ import (
 // them; an idle actor is known to nobody but its holders and is garbage
 // once they drop it.
 type System struct {
-	clk   clock.Clock
-	epoch time.Time // the clock's reading at NewSystem, origin of deadline keys
-	log   *slog.Logger
-	wd    *watchdog.Watchdog
+	clk       clock.Clock
+	precision time.Duration
+	epoch     time.Time // the clock's reading at NewSystem, origin of deadline keys
+	log       *slog.Logger
+	wd        *watchdog.Watchdog
 
 	closed atomic.Bool
 	// busy counts actors held by a goroutine (running work or about to);
@@ -88,6 +89,16 @@ func WithLogger(l *slog.Logger) Option {
 	})
 }
 
+// WithPrecision makes the watchdog report misses within microseconds of
+// their deadline on the real clock, rather than within the millisecond or
+// so a Go timer may be late, by waking margin early and spinning until
+// the deadline. It costs up to margin of one core's time per wake-up
+// (see watchdog.Precision); a margin of a millisecond covers Linux's
+// timer lateness.
+func WithPrecision(margin time.Duration) Option {
+	return optionFunc(func(s *System) { s.precision = margin })
+}
+
 // NewSystem starts a system: it starts the watchdog goroutine, which
 // Shutdown ends.
 func NewSystem(opts ...Option) *System {
@@ -96,7 +107,7 @@ func NewSystem(opts ...Option) *System {
 		o.apply(s)
 	}
 	s.epoch = s.clk.Now()
-	s.wd = watchdog.New(s.clk, watchdog.AfterBatch(s.notify))
+	s.wd = watchdog.New(s.clk, watchdog.AfterBatch(s.notify), watchdog.Precision(s.precision))
 	return s
 }
 

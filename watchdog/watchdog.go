@@ -26,7 +26,10 @@
 package watchdog
 
 import (
+	"reflect"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -71,6 +74,25 @@ type optionFunc func(*Watchdog)
 
 func (f optionFunc) apply(w *Watchdog) { f(w) }
 
+// Precision makes the watchdog wake margin before each deadline and spin,
+// reading the clock, until the deadline comes, instead of trusting the
+// timer to fire on time: a Go timer fires up to about a millisecond late
+// on Linux, where the runtime sleeps with millisecond resolution. It
+// costs CPU: up to margin of spinning for each wake-up, so a whole core
+// when deadlines come closer together than margin.
+//
+// It takes effect only on the real clock (clock.New()), since a virtual
+// clock does not move while the watchdog spins. Inside a testing/synctest
+// bubble, where the real clock is virtual too, the watchdog notices that
+// the clock stands still while it spins and turns precision off for good.
+func Precision(margin time.Duration) Option {
+	return optionFunc(func(w *Watchdog) {
+		if margin > 0 {
+			w.margin.Store(int64(margin))
+		}
+	})
+}
+
 // AfterBatch sets a function called on the watchdog's goroutine after
 // every wake-up, once the entries it expired (perhaps none) have been
 // handed to their targets. Systems use it to learn when the watchdog has
@@ -82,6 +104,7 @@ type Watchdog struct {
 	clk        clock.Clock
 	epoch      time.Time
 	afterBatch func()
+	margin     atomic.Int64 // Precision's margin, a time.Duration; 0 when off
 
 	mu     sync.Mutex // guards heap, seq, stale, timer, armed, isArm, firing, stop, entries' fields
 	heap   []slot
@@ -122,6 +145,9 @@ func New(clk clock.Clock, opts ...Option) *Watchdog {
 		o.apply(w)
 	}
 	_, w.mock = clk.(*clock.Mock)
+	if reflect.TypeOf(clk) != realClockType {
+		w.margin.Store(0) // spinning would not see a virtual clock move
+	}
 	go w.loop()
 	return w
 }
@@ -256,7 +282,7 @@ func (w *Watchdog) Stop() {
 
 // arm sets the timer for key k. Called with mu held.
 func (w *Watchdog) arm(k int64, now time.Time) {
-	d := time.Duration(k - w.key(now))
+	d := time.Duration(k-w.key(now)) - time.Duration(w.margin.Load()) // Precision: wake early, spin the rest
 	w.armed, w.isArm = k, true
 	if w.timer == nil {
 		w.timer = w.clk.AfterFunc(d, w.fired)
@@ -286,7 +312,50 @@ func (w *Watchdog) loop() {
 			return
 		case <-w.kick:
 		}
+		if m := time.Duration(w.margin.Load()); m > 0 {
+			w.spin(m)
+		}
 		w.expire()
+	}
+}
+
+// realClockType is the type of clock.New()'s clock, on which Precision
+// works.
+var realClockType = reflect.TypeOf(clock.New())
+
+// stillReads is how many consecutive reads of an unmoving clock make spin
+// conclude that the clock is virtual: far more than a real clock, even a
+// coarse one, allows while spinning.
+const stillReads = 100_000
+
+// spin waits, reading the clock, until the earliest deadline comes, if it
+// is within margin. It re-reads the earliest deadline as it goes (Watch
+// may bring it closer, Cancel take it away), so it ends within margin of
+// real time, and yields the processor now and then so other goroutines on
+// it still run. A clock that does not move turns precision off.
+func (w *Watchdog) spin(margin time.Duration) {
+	var last int64
+	still := 0
+	for i := 1; ; i++ {
+		w.mu.Lock()
+		k, ok := w.next()
+		w.mu.Unlock()
+		if !ok {
+			return
+		}
+		now := w.key(w.clk.Now())
+		if d := time.Duration(k - now); d <= 0 || d > margin {
+			return // due, or too far off: the timer takes it
+		}
+		if now != last {
+			last, still = now, 0
+		} else if still++; still == stillReads {
+			w.margin.Store(0) // expire re-arms for the deadline itself
+			return
+		}
+		if i%16 == 0 {
+			runtime.Gosched()
+		}
 	}
 }
 

@@ -954,3 +954,69 @@ func TestIdleWhileAWakeUpIsPending(t *testing.T) {
 	}
 	assertExpiry(t, 2, start.Add(20*ms), within(t, out))
 }
+
+func TestPrecision(t *testing.T) {
+	t.Run("changes nothing on a mock clock", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var batches atomic.Int32
+			mock, w := newMocked(t, watchdog.Precision(5*ms), watchdog.AfterBatch(func() { batches.Add(1) }))
+			out := make(chan expiry, 1)
+			start := mock.Now()
+			x := &timeout{id: 1, out: out}
+			require.True(t, w.Watch(&x.Entry, x, start.Add(10*ms), start))
+
+			advanceTo(mock, start.Add(10*ms-time.Nanosecond))
+			synctest.Wait()
+			assert.Zero(t, batches.Load(), "no wake-up before the deadline: the margin is not applied to a mock")
+			mock.Add(time.Nanosecond)
+			synctest.Wait()
+			assertExpiry(t, 1, start.Add(10*ms), <-out)
+			assert.Equal(t, int32(1), batches.Load())
+		})
+	})
+
+	t.Run("turns itself off in a synctest bubble and stays exact", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := watchdog.New(nil, watchdog.Precision(ms))
+			defer w.Stop()
+			out := make(chan expiry, 2)
+			start := time.Now()
+			for id, after := range []time.Duration{5 * ms, 9 * ms} {
+				x := &timeout{id: id, out: out}
+				require.True(t, w.Watch(&x.Entry, x, start.Add(after), start))
+			}
+			// The first wake-up comes a margin early; the clock does not
+			// move while the watchdog spins, so it gives precision up.
+			for id, after := range []time.Duration{5 * ms, 9 * ms} {
+				sleepUntil(start.Add(after - time.Nanosecond))
+				assert.Empty(t, drain(out))
+				sleepUntil(start.Add(after))
+				got := drain(out)
+				require.Len(t, got, 1)
+				assertExpiry(t, id, start.Add(after), got[0])
+			}
+		})
+	})
+
+	t.Run("never expires early on the real clock", func(t *testing.T) {
+		w := watchdog.New(nil, watchdog.Precision(2*ms))
+		defer w.Stop()
+		const n = 20
+		out := make(chan expiry, n)
+		start := time.Now()
+		due := make([]time.Time, n)
+		for i := range n {
+			due[i] = start.Add(3*ms + time.Duration(i)*ms)
+			x := &timeout{id: i, out: out}
+			require.True(t, w.Watch(&x.Entry, x, due[i], start))
+		}
+		for i := range n {
+			got := within(t, out)
+			arrived := time.Now()
+			require.Equal(t, i, got.id, "expiries in deadline order")
+			assert.False(t, got.now.Before(due[i]), "entry %d expired %v early", i, due[i].Sub(got.now))
+			assert.False(t, arrived.Before(due[i]), "entry %d reported %v early", i, due[i].Sub(arrived))
+		}
+		assert.Zero(t, w.Len())
+	})
+}
