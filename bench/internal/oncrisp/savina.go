@@ -1,0 +1,241 @@
+package oncrisp
+
+import (
+	"context"
+	"math/rand/v2"
+
+	"github.com/crisprt/crisp/bench/internal/workload"
+	"github.com/crisprt/crisp/crisp"
+)
+
+type counter struct{ n int64 }
+
+func increment(_ *crisp.Proc, c *counter) { c.n++ }
+
+// Counting: the producer is an actor whose one handler sends every
+// increment, then a last message on which the counter reports.
+func (c Config) Counting(ctx context.Context, t workload.Timer, p workload.Counting) (r workload.Result, err error) {
+	sys := crisp.NewSystem()
+	defer shutdown(sys, &err)
+	o := c.opts()
+	count := make(chan int64, 1)
+	t.StartTimer()
+	cnt := crisp.Spawn(sys, &counter{})
+	producer := crisp.Spawn(sys, struct{}{})
+	crisp.Tell(producer, func(*crisp.Proc, struct{}) {
+		for range p.N {
+			crisp.Tell(cnt, increment, o...)
+		}
+		crisp.Tell(cnt, func(_ *crisp.Proc, c *counter) { count <- c.n }, o...)
+	}, o...)
+	n, err := workload.Await(ctx, count)
+	t.StopTimer()
+	return workload.Result{Count: n, Check: int64(p.N)}, err
+}
+
+type ringMember struct {
+	id   int
+	next *crisp.Actor[*ringMember]
+}
+
+// ThreadRing: the token is a closure carrying its value.
+func (c Config) ThreadRing(ctx context.Context, t workload.Timer, p workload.ThreadRing) (r workload.Result, err error) {
+	sys := crisp.NewSystem()
+	defer shutdown(sys, &err)
+	o := c.opts()
+	done := make(chan int, 1)
+	t.StartTimer()
+	members := make([]ringMember, p.Actors)
+	ring := make([]*crisp.Actor[*ringMember], p.Actors)
+	for i := range ring {
+		members[i].id = i
+		ring[i] = crisp.Spawn(sys, &members[i])
+	}
+	for i := range members { // before any message: the sends publish it
+		members[i].next = ring[(i+1)%len(ring)]
+	}
+	var pass func(to *crisp.Actor[*ringMember], v int)
+	pass = func(to *crisp.Actor[*ringMember], v int) {
+		crisp.Tell(to, func(_ *crisp.Proc, m *ringMember) {
+			if v == 0 {
+				done <- m.id
+				return
+			}
+			pass(m.next, v-1)
+		}, o...)
+	}
+	pass(ring[0], p.Passes)
+	last, err := workload.Await(ctx, done)
+	t.StopTimer()
+	return workload.Result{Count: int64(last), Check: 1}, err
+}
+
+type fjWorker struct {
+	n, want int
+	sum     float64
+	done    chan<- int64
+}
+
+func compute(_ *crisp.Proc, w *fjWorker) {
+	w.sum += workload.Spin(37.2)
+	w.n++
+	if w.n == w.want {
+		w.done <- int64(w.n)
+	}
+}
+
+// ForkJoin: the driver Tells every worker, round robin.
+func (c Config) ForkJoin(ctx context.Context, t workload.Timer, p workload.ForkJoin) (r workload.Result, err error) {
+	sys := crisp.NewSystem()
+	defer shutdown(sys, &err)
+	o := c.opts()
+	counts := make(chan int64, p.Actors)
+	t.StartTimer()
+	workers := make([]*crisp.Actor[*fjWorker], p.Actors)
+	for i := range workers {
+		workers[i] = crisp.Spawn(sys, &fjWorker{want: p.Messages, done: counts})
+	}
+	for m := range p.Messages {
+		if workload.Cancelled(ctx, m) {
+			return r, ctx.Err()
+		}
+		for _, w := range workers {
+			crisp.Tell(w, compute, o...)
+		}
+	}
+	for range p.Actors {
+		n, err := workload.Await(ctx, counts)
+		if err != nil {
+			return r, err
+		}
+		r.Count += n
+		r.Check++
+	}
+	t.StopTimer()
+	return r, nil
+}
+
+type mall struct {
+	meetings, want int
+	waiting        *crisp.Actor[*chameneo]
+	r              workload.Result
+}
+
+type chameneo struct {
+	self     *crisp.Actor[*chameneo]
+	color    int
+	meetings int64
+}
+
+// Chameneos: the mall pairs requests and hands the first creature a
+// closure to meet the second.
+func (c Config) Chameneos(ctx context.Context, t workload.Timer, p workload.Chameneos) (r workload.Result, err error) {
+	sys := crisp.NewSystem()
+	defer shutdown(sys, &err)
+	o := c.opts()
+	done := make(chan workload.Result, 1)
+	t.StartTimer()
+	theMall := crisp.Spawn(sys, &mall{want: p.Meetings})
+	var ask func(ch *chameneo)
+	// meet runs on the waiting creature: it takes the complement colour,
+	// passes it to its partner, and both ask again.
+	meet := func(partner *crisp.Actor[*chameneo], partnerColor int) func(*crisp.Proc, *chameneo) {
+		return func(_ *crisp.Proc, ch *chameneo) {
+			ch.color = workload.Complement(ch.color, partnerColor)
+			ch.meetings++
+			color := ch.color
+			crisp.Tell(partner, func(_ *crisp.Proc, other *chameneo) {
+				other.color = color
+				other.meetings++
+				ask(other)
+			}, o...)
+			ask(ch)
+		}
+	}
+	exit := func(_ *crisp.Proc, ch *chameneo) {
+		meetings := ch.meetings
+		crisp.Tell(theMall, func(_ *crisp.Proc, m *mall) {
+			m.r.Count += meetings
+			m.r.Check++
+			if m.r.Check == int64(p.Chameneos) {
+				done <- m.r
+			}
+		}, o...)
+	}
+	ask = func(ch *chameneo) {
+		from, color := ch.self, ch.color
+		crisp.Tell(theMall, func(_ *crisp.Proc, m *mall) {
+			switch {
+			case m.meetings >= m.want:
+				crisp.Tell(from, exit, o...)
+			case m.waiting == nil:
+				m.waiting = from
+			default:
+				m.meetings++
+				crisp.Tell(m.waiting, meet(from, color), o...)
+				m.waiting = nil
+			}
+		}, o...)
+	}
+	for i := range p.Chameneos {
+		ch := &chameneo{color: i % 3}
+		ch.self = crisp.Spawn(sys, ch)
+		crisp.Tell(ch.self, func(_ *crisp.Proc, ch *chameneo) { ask(ch) }, o...)
+	}
+	r, err = workload.Await(ctx, done)
+	t.StopTimer()
+	return r, err
+}
+
+type bigActor struct {
+	id   int
+	self *crisp.Actor[*bigActor]
+	rnd  *rand.Rand
+	r    workload.Result
+}
+
+// Big: a ping is a closure that answers its sender with a pong closure.
+func (c Config) Big(ctx context.Context, t workload.Timer, p workload.Big) (r workload.Result, err error) {
+	sys := crisp.NewSystem()
+	defer shutdown(sys, &err)
+	o := c.opts()
+	sink := make(chan workload.Result, p.Actors)
+	t.StartTimer()
+	actors := make([]*crisp.Actor[*bigActor], p.Actors)
+	for i := range actors {
+		b := &bigActor{id: i, rnd: workload.NewRand(uint64(i))}
+		b.self = crisp.Spawn(sys, b)
+		actors[i] = b.self
+	}
+	var ping func(b *bigActor)
+	pong := func(id int) func(*crisp.Proc, *bigActor) {
+		return func(_ *crisp.Proc, b *bigActor) {
+			b.r.Count++
+			b.r.Check += int64(id)
+			if b.r.Count == int64(p.Pings) {
+				sink <- b.r
+				return
+			}
+			ping(b)
+		}
+	}
+	ping = func(b *bigActor) {
+		from := b.self
+		crisp.Tell(actors[b.rnd.IntN(p.Actors)], func(_ *crisp.Proc, to *bigActor) {
+			crisp.Tell(from, pong(to.id), o...)
+		}, o...)
+	}
+	for _, a := range actors {
+		crisp.Tell(a, func(_ *crisp.Proc, b *bigActor) { ping(b) }, o...)
+	}
+	for range p.Actors {
+		br, err := workload.Await(ctx, sink)
+		if err != nil {
+			return r, err
+		}
+		r.Count += br.Count
+		r.Check += br.Check
+	}
+	t.StopTimer()
+	return r, nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestRunWritesJSON(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-suite", "short", "-reps", "2", "-workload", "pingpong,bank", "-json"}, &out, io.Discard)
+	require.NoError(t, err)
+	var rep report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	require.Len(t, rep.Rows, 2)
+	for _, r := range rep.Rows {
+		assert.NotEmpty(t, r.Cells, r.Workload)
+		for _, c := range r.Cells {
+			assert.Empty(t, c.Failures, "%s on %s", r.Workload, c.System)
+			assert.Len(t, c.Times, 2, "%s on %s", r.Workload, c.System)
+			assert.Positive(t, c.Median, "%s on %s", r.Workload, c.System)
+		}
+	}
+}
+
+func TestRunWritesMarkdown(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-suite", "short", "-reps", "1", "-workload", "fib", "-system", "crisp,chan"}, &out, io.Discard)
+	require.NoError(t, err)
+	text := out.String()
+	assert.Contains(t, text, "| workload | size | crisp | chan |")
+	assert.Contains(t, text, "| fib | fib(12), 287 actors |")
+	assert.Contains(t, text, "crisp / chan")
+	assert.True(t, strings.HasSuffix(text, "Failures: none.\n"), text)
+}
+
+func TestFlagsAreChecked(t *testing.T) {
+	for _, args := range [][]string{
+		{"-suite", "huge"},
+		{"-system", "akka"},
+		{"-workload", "nope"},
+		{"-cpuprofile", "x.prof"},
+		{"-reps", "0"},
+		{"extra"},
+	} {
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		assert.Error(t, err, "%q", args)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	assert.Equal(t, int64(0), int64(median(nil)))
+	assert.Equal(t, int64(2), int64(median([]time.Duration{3, 1, 2})))
+	assert.Equal(t, int64(25), int64(median([]time.Duration{10, 40, 20, 30})))
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+func writeJSON(w io.Writer, rep *report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// writeMarkdown writes the three tables (time, crisp's ratios, memory)
+// and the notes and failures that go with them.
+func writeMarkdown(w io.Writer, rep *report) error {
+	var b strings.Builder
+	systems := systemsOf(rep)
+	fmt.Fprintf(&b, "## crisp side by side: %s suite\n\n", rep.Suite)
+	fmt.Fprintf(&b, "%s %s, %d CPUs, %s; %d repetitions per cell, the systems in alternation; %v in all.\n\n",
+		rep.GoVersion, rep.OSArch, rep.CPUs, rep.Started.UTC().Format("2006-01-02 15:04 MST"), rep.Reps, rep.Elapsed.Round(time.Second))
+	b.WriteString("Time: median of the successful runs, from after the system is built (spawning included) to the answer; " +
+		"rows marked \"per ...\" give the time per operation. In brackets, the ratio to the fastest system of the row. " +
+		"A star marks a cell with failed runs (see Failures).\n\n")
+
+	header(&b, "workload", "size", systems)
+	for _, r := range rep.Rows {
+		fastest := fastestMedian(r)
+		name := r.Workload
+		if r.Unit != "" {
+			name += " (per " + r.Unit + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s |", name, r.Size)
+		for _, s := range systems {
+			c := r.cell(s)
+			switch {
+			case c == nil:
+				b.WriteString(" |")
+			case c.Median == 0:
+				fmt.Fprintf(&b, " %s |", failedCell(c))
+			default:
+				t := c.Median
+				if r.Unit != "" {
+					t = c.PerOp
+				}
+				fmt.Fprintf(&b, " %s (%.2fx)%s |", fmtDuration(t), float64(c.Median)/float64(fastest), star(c))
+			}
+		}
+		b.WriteString("\n")
+	}
+
+	peers := make([]string, 0, len(systems))
+	for _, s := range systems {
+		if s != "crisp" {
+			peers = append(peers, s)
+		}
+	}
+	b.WriteString("\ncrisp's time divided by each system's (below 1: crisp is faster). " +
+		"The crisp+dl column is the cost of deadlines: crisp+dl's time over crisp's.\n\n")
+	cols := make([]string, len(peers))
+	for i, p := range peers {
+		cols[i] = "crisp / " + p
+		if p == "crisp+dl" {
+			cols[i] = "crisp+dl / crisp"
+		}
+	}
+	header(&b, "workload", "", cols)
+	for _, r := range rep.Rows {
+		fmt.Fprintf(&b, "| %s |", r.Workload)
+		cr := r.cell("crisp")
+		for _, p := range peers {
+			pc := r.cell(p)
+			switch {
+			case cr == nil || pc == nil || cr.Median == 0 || pc.Median == 0:
+				b.WriteString(" |")
+			case p == "crisp+dl":
+				fmt.Fprintf(&b, " %.2f |", float64(pc.Median)/float64(cr.Median))
+			default:
+				fmt.Fprintf(&b, " %.2f |", float64(cr.Median)/float64(pc.Median))
+			}
+		}
+		b.WriteString("\n")
+	}
+
+	fmt.Fprintf(&b, "\nPeak memory: the highest, over the runs, of the Go heap's objects (live or not yet swept) plus goroutine stacks, "+
+		"above their level at the run's start (just after a collection), read from runtime/metrics every %v. "+
+		"Goroutine descriptors (about 0.4 KiB each) are never freed by the Go runtime and are reused by later runs of the process, "+
+		"so a run can show fewer of them than it uses; the highest run is reported for that reason.\n\n", sampleEvery)
+	header(&b, "workload", "", systems)
+	for _, r := range rep.Rows {
+		fmt.Fprintf(&b, "| %s |", r.Workload)
+		for _, s := range systems {
+			if c := r.cell(s); c == nil || len(c.Times) == 0 && len(c.Failures) == 0 {
+				b.WriteString(" |")
+			} else {
+				fmt.Fprintf(&b, " %s |", fmtBytes(c.PeakBytes))
+			}
+		}
+		b.WriteString("\n")
+	}
+
+	// Each distinct note once, after the workloads it concerns.
+	var notes []string
+	noted := map[string][]string{}
+	for _, r := range rep.Rows {
+		if r.Note != "" {
+			if noted[r.Note] == nil {
+				notes = append(notes, r.Note)
+			}
+			noted[r.Note] = append(noted[r.Note], r.Workload)
+		}
+	}
+	for i, n := range notes {
+		notes[i] = fmt.Sprintf("- %s: %s", strings.Join(noted[n], ", "), n)
+	}
+	if len(notes) > 0 {
+		b.WriteString("\nNotes:\n\n" + strings.Join(notes, "\n") + "\n")
+	}
+	var fails []string
+	for _, r := range rep.Rows {
+		for _, c := range r.Cells {
+			for _, f := range c.Failures {
+				fails = append(fails, fmt.Sprintf("- %s on %s, run %d: %s", r.Workload, c.System, f.Rep, f.Error))
+			}
+			if c.Skipped > 0 {
+				fails = append(fails, fmt.Sprintf("- %s on %s: the remaining %d runs skipped (the failure would repeat)", r.Workload, c.System, c.Skipped))
+			}
+		}
+	}
+	b.WriteString("\nFailures:")
+	if len(fails) == 0 {
+		b.WriteString(" none.\n")
+	} else {
+		b.WriteString("\n\n" + strings.Join(fails, "\n") + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func header(b *strings.Builder, first, second string, cols []string) {
+	fmt.Fprintf(b, "| %s |", first)
+	align := "|---|"
+	if second != "" {
+		fmt.Fprintf(b, " %s |", second)
+		align += "---|"
+	}
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s |", c)
+		align += "---:|"
+	}
+	b.WriteString("\n" + align + "\n")
+}
+
+// systemsOf returns the systems that have a cell in some row, in the
+// order of the first row that has each.
+func systemsOf(rep *report) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rep.Rows {
+		for _, c := range r.Cells {
+			if !seen[c.System] {
+				seen[c.System] = true
+				out = append(out, c.System)
+			}
+		}
+	}
+	return out
+}
+
+func (r *row) cell(system string) *cell {
+	for _, c := range r.Cells {
+		if c.System == system {
+			return c
+		}
+	}
+	return nil
+}
+
+func fastestMedian(r *row) time.Duration {
+	var best time.Duration
+	for _, c := range r.Cells {
+		if c.Median > 0 && (best == 0 || c.Median < best) {
+			best = c.Median
+		}
+	}
+	return best
+}
+
+func star(c *cell) string {
+	if len(c.Failures) > 0 {
+		return " *"
+	}
+	return ""
+}
+
+// failedCell says briefly why no run of c succeeded.
+func failedCell(c *cell) string {
+	if len(c.Failures) == 0 {
+		return "not run"
+	}
+	msg := c.Failures[0].Error
+	switch {
+	case strings.Contains(msg, "maxheap"):
+		return "over memory *"
+	case strings.HasPrefix(msg, "timed out"):
+		return "timed out *"
+	case strings.HasPrefix(msg, "wrong answer"):
+		return "wrong answer *"
+	}
+	return "failed *"
+}
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < time.Microsecond:
+		return fmt.Sprintf("%d ns", d.Nanoseconds())
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.3g µs", float64(d)/float64(time.Microsecond))
+	case d < time.Second:
+		return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.3g s", d.Seconds())
+}
+
+func fmtBytes(n uint64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.3g KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.3g MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.3g GiB", float64(n)/(1<<30))
+}

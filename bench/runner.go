@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/crisprt/crisp/bench/internal/suite"
+	"github.com/crisprt/crisp/bench/internal/workload"
+)
+
+// report is everything a run of the suite measured.
+type report struct {
+	Suite     string        `json:"suite"`
+	Reps      int           `json:"reps"`
+	GoVersion string        `json:"go_version"`
+	OSArch    string        `json:"os_arch"`
+	CPUs      int           `json:"cpus"`
+	Started   time.Time     `json:"started"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	Rows      []*row        `json:"workloads"`
+}
+
+// row is one workload at one size, on every system.
+type row struct {
+	Workload string  `json:"workload"`
+	Size     string  `json:"size"`
+	Unit     string  `json:"unit,omitempty"` // per-operation rows: what one operation is
+	Ops      int     `json:"ops"`
+	Note     string  `json:"note,omitempty"`
+	Cells    []*cell `json:"cells"`
+}
+
+// cell is one system's runs of a workload.
+type cell struct {
+	System string `json:"system"`
+	// Times of the runs that succeeded, in order.
+	Times []time.Duration `json:"times_ns"`
+	// Median of Times, or zero if none succeeded.
+	Median time.Duration `json:"median_ns"`
+	// PerOp is Median / Ops for per-operation rows.
+	PerOp time.Duration `json:"per_op_ns,omitempty"`
+	// PeakBytes is the highest, over all runs, of the Go heap's objects
+	// plus goroutine stacks during the run, above their level at its start.
+	PeakBytes uint64 `json:"peak_bytes"`
+	// Failures lists every run that did not succeed.
+	Failures []failure `json:"failures,omitempty"`
+	// Skipped counts the repetitions not run because an earlier run timed
+	// out, passed the memory limit or did not return after cancellation
+	// (then its goroutines are abandoned), or because the first
+	// giveUpAfter runs all failed: such failures would only repeat.
+	Skipped int `json:"skipped,omitempty"`
+	// GaveUp is set once a run has failed in one of those ways.
+	GaveUp bool `json:"gave_up,omitempty"`
+
+	run suite.Run
+}
+
+type failure struct {
+	Rep   int    `json:"rep"`
+	Error string `json:"error"`
+}
+
+// runSuite runs every selected cell, the systems of each workload in
+// alternation, and returns what it measured.
+func runSuite(ctx context.Context, cfg *config, progress io.Writer) (*report, error) {
+	rep := &report{
+		Suite: cfg.suite, Reps: cfg.reps,
+		GoVersion: runtime.Version(), OSArch: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.GOMAXPROCS(0),
+		Started: time.Now(),
+	}
+	for _, w := range suite.Workloads() {
+		size := w.Size(cfg.suite)
+		if size == nil || (cfg.workloads != nil && !slices.Contains(cfg.workloads, w.Name)) {
+			continue
+		}
+		r := &row{Workload: w.Name, Size: size.String(), Unit: w.Unit, Ops: size.Ops(), Note: w.Note}
+		for _, s := range suite.Systems {
+			if run, ok := w.Impl[s]; ok && (cfg.systems == nil || slices.Contains(cfg.systems, s)) {
+				r.Cells = append(r.Cells, &cell{System: s, run: run})
+			}
+		}
+		if len(r.Cells) == 0 {
+			continue
+		}
+		rep.Rows = append(rep.Rows, r)
+	}
+	if len(rep.Rows) == 0 {
+		return nil, errors.New("no workload and system selected")
+	}
+	if cfg.cpuprofile != "" {
+		f, err := os.Create(cfg.cpuprofile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	for _, r := range rep.Rows {
+		size := suite.Lookup(r.Workload).Size(cfg.suite)
+		fmt.Fprintf(progress, "%s (%s):", r.Workload, r.Size)
+		for i := range cfg.reps {
+			for _, c := range r.Cells {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				if c.GaveUp {
+					c.Skipped++
+					continue
+				}
+				c.measure(ctx, cfg, i+1, size)
+			}
+			fmt.Fprintf(progress, " %d", i+1)
+		}
+		fmt.Fprintln(progress)
+		for _, c := range r.Cells {
+			c.Median = median(c.Times)
+			if r.Unit != "" && r.Ops > 0 {
+				c.PerOp = c.Median / time.Duration(r.Ops)
+			}
+		}
+	}
+	rep.Elapsed = time.Since(rep.Started)
+	return rep, nil
+}
+
+// abandonGrace is how long a cancelled run may take to return before it
+// is abandoned.
+const abandonGrace = workload.ShutdownTimeout + 10*time.Second
+
+// measure runs the cell once and records its time, peak memory or
+// failure.
+func (c *cell) measure(parent context.Context, cfg *config, rep int, size workload.Size) {
+	runtime.GC() // each run starts from the live heap only
+	ctx, cancel := context.WithTimeout(parent, cfg.timeout)
+	defer cancel()
+	mem := startSampler(cfg.maxHeap, cancel)
+	type outcome struct {
+		res workload.Result
+		err error
+	}
+	var sw stopwatch
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := c.run(ctx, &sw, size)
+		done <- outcome{res, err}
+	}()
+	var out outcome
+	select {
+	case out = <-done:
+	case <-ctx.Done():
+		select {
+		case out = <-done:
+		case <-time.After(abandonGrace):
+			out.err = fmt.Errorf("did not return within %v of being cancelled; its goroutines are abandoned", abandonGrace)
+			c.GaveUp = true
+		}
+	}
+	peak, over := mem.stop()
+	c.PeakBytes = max(c.PeakBytes, peak)
+	switch err := out.err; {
+	case over:
+		c.GaveUp = true
+		c.fail(rep, fmt.Errorf("cancelled: heap and stacks passed -maxheap (%.1f GiB)", float64(cfg.maxHeap)/(1<<30)))
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		c.GaveUp = true
+		c.fail(rep, fmt.Errorf("timed out after %v (%v)", cfg.timeout, err))
+	case err != nil:
+		c.fail(rep, err)
+	case out.res != size.Expect():
+		c.fail(rep, fmt.Errorf("wrong answer %v, want %v", out.res, size.Expect()))
+	default:
+		c.Times = append(c.Times, sw.elapsed())
+	}
+	if len(c.Times) == 0 && len(c.Failures) >= giveUpAfter {
+		c.GaveUp = true
+	}
+}
+
+// giveUpAfter is how many failed runs, with none successful, make the
+// runner give up a cell.
+const giveUpAfter = 2
+
+func (c *cell) fail(rep int, err error) {
+	c.Failures = append(c.Failures, failure{Rep: rep, Error: err.Error()})
+}
+
+// stopwatch is the runner's workload.Timer.
+type stopwatch struct {
+	mu      sync.Mutex
+	started time.Time
+	total   time.Duration
+}
+
+func (s *stopwatch) StartTimer() {
+	s.mu.Lock()
+	s.started = time.Now()
+	s.mu.Unlock()
+}
+
+func (s *stopwatch) StopTimer() {
+	s.mu.Lock()
+	if !s.started.IsZero() {
+		s.total += time.Since(s.started)
+		s.started = time.Time{}
+	}
+	s.mu.Unlock()
+}
+
+func (s *stopwatch) elapsed() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// Memory is measured as the Go heap's objects (live, or dead and not yet
+// swept) plus goroutine stacks, read from runtime/metrics every
+// sampleEvery during a run and once at its end. A run's figure is the
+// peak above the level at its start (just after a collection).
+const sampleEvery = time.Millisecond
+
+var memMetrics = []string{"/memory/classes/heap/objects:bytes", "/memory/classes/heap/stacks:bytes"}
+
+func readMem(s []metrics.Sample) uint64 {
+	metrics.Read(s)
+	var total uint64
+	for _, m := range s {
+		if m.Value.Kind() == metrics.KindUint64 {
+			total += m.Value.Uint64()
+		}
+	}
+	return total
+}
+
+type sampler struct {
+	stopc chan struct{}
+	done  chan struct{}
+	base  uint64
+	peak  uint64
+	over  bool
+}
+
+// startSampler samples memory until stop; it calls cancel once the total
+// passes limit.
+func startSampler(limit uint64, cancel func()) *sampler {
+	samples := make([]metrics.Sample, len(memMetrics))
+	for i, name := range memMetrics {
+		samples[i].Name = name
+	}
+	s := &sampler{stopc: make(chan struct{}), done: make(chan struct{})}
+	s.base = readMem(samples)
+	s.peak = s.base
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(sampleEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.stopc:
+				s.peak = max(s.peak, readMem(samples))
+				return
+			case <-tick.C:
+				m := readMem(samples)
+				s.peak = max(s.peak, m)
+				if m > limit && !s.over {
+					s.over = true
+					cancel()
+				}
+			}
+		}
+	}()
+	return s
+}
+
+// stop ends the sampling and returns the peak above the start, and
+// whether the limit was passed.
+func (s *sampler) stop() (peak uint64, over bool) {
+	close(s.stopc)
+	<-s.done
+	return s.peak - s.base, s.over
+}
