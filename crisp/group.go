@@ -3,7 +3,6 @@ package crisp
 import (
 	"fmt"
 	"reflect"
-	"runtime"
 	"sync/atomic"
 
 	"github.com/crisprt/crisp/internal/gid"
@@ -401,9 +400,7 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 		switch {
 		case m == nil && grace > 0 && g.runners.Load() <= g.n.Load():
 			a.mu.Unlock()
-			for ; grace > 0 && a.intake.Load() == nil; grace-- {
-				runtime.Gosched()
-			}
+			grace = a.linger(grace)
 			a.mu.Lock()
 		case m == nil:
 			if a.leaveGroup() {

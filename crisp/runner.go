@@ -43,6 +43,24 @@ import (
 // none for more than a few microseconds.
 const runnerGrace = 4
 
+// linger yields the processor up to grace times, while no work arrives
+// for the actor, and returns the grace left. It does not yield at all,
+// and returns 0, when as many runners of the system as there are
+// processors linger already: each yield would only queue behind theirs,
+// so the grace period would be neither brief nor useful, and under load
+// the lingering runners would pile up by the hundred thousand.
+func (a *core) linger(grace int) int {
+	s := a.sys
+	if s.lingering.Add(1) > s.maxLinger {
+		grace = 0
+	}
+	for ; grace > 0 && a.intake.Load() == nil; grace-- {
+		runtime.Gosched()
+	}
+	s.lingering.Add(-1)
+	return grace
+}
+
 // start makes sure a goroutine holds the actor, after work was pushed.
 func (a *core) start() {
 	if !a.acquire() {
@@ -171,9 +189,7 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 		switch {
 		case m == nil && grace > 0:
 			a.mu.Unlock()
-			for ; grace > 0 && a.intake.Load() == nil; grace-- {
-				runtime.Gosched()
-			}
+			grace = a.linger(grace)
 			a.mu.Lock()
 		case m == nil:
 			if a.release() {

@@ -3,6 +3,7 @@ package crisp
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,13 @@ type System struct {
 	// for actors; Shutdown waits for it to reach zero.
 	busy atomic.Int64
 	gor  atomic.Int64
+
+	// lingering counts runners in their grace period (runner.go's
+	// linger); at most maxLinger, the number of processors, do at once.
+	_         [64]byte // lingering changes on every idle moment: its own cache line
+	lingering atomic.Int32
+	maxLinger int32
+	_         [56]byte
 
 	// waiting counts goroutines in waitFor; notify skips the lock when
 	// it is zero.
@@ -107,6 +115,7 @@ func NewSystem(opts ...Option) *System {
 		o.apply(s)
 	}
 	s.epoch = s.clk.Now()
+	s.maxLinger = int32(runtime.GOMAXPROCS(0))
 	s.wd = watchdog.New(s.clk, watchdog.AfterBatch(s.notify), watchdog.Precision(s.precision))
 	return s
 }
