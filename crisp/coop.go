@@ -87,7 +87,7 @@ func AwaitWithin[T any](p *Proc, f *future.Future[T], d time.Duration) (T, error
 	}
 	m, a, x := p.m, p.a, p.extra()
 	p.park(func(epoch uint32) {
-		now := a.sys.clk.Now()
+		now := a.sys.now()
 		a.mu.Lock()
 		if m.state.Load() == stSuspended && p.epoch == epoch {
 			x.timed = a.sys.wd.Watch(&x.wd, (*procTimer)(p), now.Add(d), now)
@@ -145,7 +145,7 @@ func (p *Proc) Sleep(d time.Duration) {
 	if p.wake == nil {
 		p.wake = make(chan struct{}, 1)
 	}
-	now := a.sys.clk.Now()
+	now := a.sys.now()
 	a.mu.Lock()
 	if a.stopped() {
 		a.mu.Unlock()

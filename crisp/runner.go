@@ -285,7 +285,7 @@ func (a *core) giveKeysBack(m *message) {
 //
 //go:noinline
 func (a *core) late(m *message) bool {
-	now := a.sys.clk.Now()
+	now := a.sys.now()
 	if now.Before(m.item.Deadline) {
 		return false
 	}

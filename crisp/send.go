@@ -112,7 +112,7 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		switch o.kind {
 		case optWithin:
 			if !haveNow {
-				now, haveNow = s.clk.Now(), true
+				now, haveNow = s.now(), true
 			}
 			dl = deadline.Earliest(dl, now.Add(time.Duration(o.n)))
 		case optBy:
@@ -143,7 +143,7 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 	m.item.Deadline = dl
 	if !dl.IsZero() {
 		if !haveNow {
-			now = s.clk.Now()
+			now = s.now()
 		}
 		if !now.Before(dl) {
 			m.state.Store(stMissed)

@@ -3,6 +3,7 @@ package crisp
 import (
 	"context"
 	"log/slog"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,7 @@ type System struct {
 	clk       clock.Clock
 	precision time.Duration
 	epoch     time.Time // the clock's reading at NewSystem, origin of deadline keys
+	realClock bool      // clk is clock.New()'s: now reads the monotonic clock only
 	log       *slog.Logger
 	wd        *watchdog.Watchdog
 
@@ -115,9 +117,29 @@ func NewSystem(opts ...Option) *System {
 		o.apply(s)
 	}
 	s.epoch = s.clk.Now()
+	s.realClock = reflect.TypeOf(s.clk) == realClockType
 	s.maxLinger = int32(runtime.GOMAXPROCS(0))
 	s.wd = watchdog.New(s.clk, watchdog.AfterBatch(s.notify), watchdog.Precision(s.precision))
 	return s
+}
+
+// realClockType is the type of clock.New()'s clock.
+var realClockType = reflect.TypeOf(clock.New())
+
+// now reads the system's clock for the runtime's own use: deadlines from
+// Within and the check that a message starts before its deadline. On the
+// real clock it reads only the monotonic clock, as the time elapsed since
+// NewSystem (time.Now reads the wall clock too, and costs half as much
+// again). The instant it returns has a monotonic reading, so every
+// comparison with a deadline from time.Now or Within is on the monotonic
+// clock; a deadline given as a bare wall-clock time is compared with the
+// wall clock as it stood at NewSystem, advanced by monotonic time, so a
+// later step of the machine's wall clock moves no deadline.
+func (s *System) now() time.Time {
+	if s.realClock {
+		return s.epoch.Add(time.Since(s.epoch))
+	}
+	return s.clk.Now()
 }
 
 // Clock returns the clock the system reads time from.

@@ -73,7 +73,7 @@ func (a *core) watchQueued() {
 	if k >= a.wdKey.Load() {
 		return
 	}
-	now := s.clk.Now()
+	now := s.now()
 	if !now.Before(first) {
 		a.expireDue(now)
 		if a.dl.Len() == 0 {
