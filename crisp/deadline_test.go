@@ -245,3 +245,63 @@ func TestRunOrMissIsDecidedExactlyOnce(t *testing.T) {
 	}
 	assert.Equal(t, 3, contested, "could not find a deadline scale where runs and misses both happen")
 }
+
+func TestCostMakesTheDeadlineOneToFinishBy(t *testing.T) {
+	t.Run("the watchdog fails the message cost before its deadline", func(t *testing.T) {
+		sys, mock := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		g := newGate()
+		hold(t, a, g)
+		f := crisp.Call(a, record("long job"), crisp.Within(10*time.Millisecond), crisp.Cost(3*time.Millisecond))
+
+		mock.Add(7*time.Millisecond - time.Nanosecond)
+		assert.False(t, f.Ready(), "it can still finish in time")
+		mock.Add(time.Nanosecond)
+		_, err := f.Get()
+		requireMissed(t, err, t0.Add(7*time.Millisecond), t0.Add(7*time.Millisecond))
+		g.open()
+		assert.Equal(t, []string(nil), ranOn(t, a))
+	})
+
+	t.Run("a message that cannot finish in time is missed at once", func(t *testing.T) {
+		sys, _ := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		f := crisp.Call(a, record("too long"), crisp.Within(2*time.Millisecond), crisp.Cost(3*time.Millisecond))
+		_, err := f.Get()
+		requireMissed(t, err, t0.Add(-time.Millisecond), t0)
+		assert.Equal(t, []string(nil), ranOn(t, a))
+	})
+
+	t.Run("EDF orders by the latest start", func(t *testing.T) {
+		sys, _ := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		g := newGate()
+		hold(t, a, g)
+		short := crisp.Call(a, record("short, due at 5ms"), crisp.Within(5*time.Millisecond))
+		long := crisp.Call(a, record("long, due at 10ms, must start by 2ms"), crisp.Within(10*time.Millisecond), crisp.Cost(8*time.Millisecond))
+		var deadlineSeen time.Time
+		crisp.Tell(a, func(p *crisp.Proc, _ *state) {}, crisp.Within(time.Hour))
+		crisp.Tell(a, func(p *crisp.Proc, _ *state) { deadlineSeen = p.Deadline() }, crisp.Within(time.Hour), crisp.Cost(time.Minute))
+		g.open()
+		for _, f := range []interface{ Get() (string, error) }{short, long} {
+			_, err := f.Get()
+			require.NoError(t, err)
+		}
+		waitIdle(t, sys)
+		assert.Equal(t, []string{"long, due at 10ms, must start by 2ms", "short, due at 5ms"}, ranOn(t, a))
+		assert.Equal(t, t0.Add(59*time.Minute), deadlineSeen, "Proc.Deadline is the start deadline")
+	})
+
+	t.Run("without a deadline it changes nothing", func(t *testing.T) {
+		sys, _ := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		v, err := crisp.Call(a, record("no deadline"), crisp.Cost(time.Hour)).Get()
+		require.NoError(t, err)
+		assert.Equal(t, "no deadline", v)
+		waitIdle(t, sys)
+	})
+
+	t.Run("a negative cost is a misuse", func(t *testing.T) {
+		assert.PanicsWithValue(t, "crisp: Cost with a negative duration", func() { crisp.Cost(-time.Nanosecond) })
+	})
+}

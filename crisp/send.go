@@ -9,7 +9,7 @@ import (
 	"github.com/crisprt/crisp/internal/gid"
 )
 
-// SendOption sets a property of one message: its deadline, context,
+// SendOption sets a property of one message: its deadline, cost, context,
 // priority, tag or name. Options are plain values, applied in order
 // without allocating.
 type SendOption struct {
@@ -31,6 +31,7 @@ const (
 	optTag
 	optName
 	optKey
+	optCost
 )
 
 // Within gives the message a start deadline d from now on the system's
@@ -61,6 +62,24 @@ func Tag(v any) SendOption { return SendOption{kind: optTag, v: v} }
 // Name names the message in errors, logs and traces. By default a
 // message is named after its handler function.
 func Name(name string) SendOption { return SendOption{kind: optName, s: name} }
+
+// Cost says the handler runs for about d, and turns the message's
+// deadline into a finishing deadline: the message must start by its
+// deadline minus d, so that it can finish in time, or not at all. That
+// earlier instant is the message's start deadline in every respect: the
+// policy orders by it (under EDF, least slack first), the watchdog fails
+// the message when it passes, and Proc.Deadline and a
+// *deadline.MissedError report it. Use it when late work is worthless:
+// an overloaded actor then drops what it could no longer finish in time
+// instead of running it late and making later messages late too. Cost
+// has no effect on a message without a deadline; with several Cost
+// options the last wins. It panics if d is negative.
+func Cost(d time.Duration) SendOption {
+	if d < 0 {
+		panic("crisp: Cost with a negative duration")
+	}
+	return SendOption{kind: optCost, n: int64(d)}
+}
 
 // Call sends fn to actor a and returns the future of its result. fn runs
 // on the actor, with its state, after the work the actor's policy puts
@@ -106,6 +125,7 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		now     time.Time
 		haveNow bool
 		ctx     context.Context
+		cost    time.Duration
 	)
 	for i := range opts {
 		o := &opts[i]
@@ -127,6 +147,8 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 			m.item.Name = o.s
 		case optKey:
 			m.setKeys(opts) // all keys at once
+		case optCost:
+			cost = time.Duration(o.n)
 		}
 	}
 	m.item.Payload = j
@@ -139,6 +161,9 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		if cd, ok := ctx.Deadline(); ok {
 			dl = deadline.Earliest(dl, cd)
 		}
+	}
+	if cost > 0 && !dl.IsZero() {
+		dl = dl.Add(-cost)
 	}
 	m.item.Deadline = dl
 	if !dl.IsZero() {
