@@ -22,6 +22,9 @@ import (
 type Actor[S any] struct {
 	core
 	state S
+	// reuse holds a finished Tell's message for the next Tell to take
+	// instead of allocating (see tell.recycle).
+	reuse atomic.Pointer[tell[S]]
 }
 
 // core is the part of an actor that does not depend on its state type.
@@ -32,14 +35,15 @@ type Actor[S any] struct {
 // order it was pushed, which gives each message its arrival number.
 type core struct {
 	// Set at Spawn, then read-only.
-	sys      *System
-	cfg      *actorConfig
-	typeName func() string
-	shard    uint8
+	sys *System
+	cfg *actorConfig
 
-	live bool // in the system's live list; guarded by mu
+	// flags holds fActive, fHandling, fStopped, fNoReuse and fLive, and
+	// in its top byte the actor's shard of the system's live list.
+	flags atomic.Uint32
+	// queued counts the entries of the policy's queue; guarded by mu.
+	queued int32
 
-	flags  atomic.Uint32           // fActive, fHandling, fStopped
 	holder atomic.Uintptr          // gid of the goroutine holding the actor, or 0
 	intake atomic.Pointer[message] // sent, not yet queued; newest first, linked by next
 	// wdKey is a lower bound the watchdog will call the actor at, in the
@@ -51,18 +55,13 @@ type core struct {
 	dl     *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
 	qhead  *message              // queued work in the order it was queued
 	qtail  *message
-	queued int
 	seq    uint64     // last arrival number given out
 	failed *[]failure // outcomes to deliver after unlocking; nil when none
-	coop   *coopState // nil until a process awaits a condition
-	spare  *Proc      // a runner parked for the next process to suspend, or nil
-
-	sleepers []*Proc          // processes in Sleep (at most one runs, but it may be any)
-	keys     map[any]*keyLine // lines of the keys named by queued or running messages
-	grp      *group           // nil for a single actor
-	wd       watchdog.Entry
-	sprev    *core // live-list links, guarded by the shard's mu
-	snext    *core
+	coop   *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
+	grp    *group     // nil for a single actor
+	wd     watchdog.Entry
+	sprev  *core // live-list links, guarded by the shard's mu
+	snext  *core
 }
 
 // Bits of core.flags.
@@ -70,7 +69,27 @@ const (
 	fActive   = 1 << iota // a goroutine holds the actor (runs its work or looks for more)
 	fHandling             // the holder is running a handler
 	fStopped
+	fNoReuse // the policy queue misbehaved: it may hold stale items, so no message is recycled
+	fLive    // in the system's live list; changed under mu
+
+	shardShift = 24 // flags>>shardShift is the shard
 )
+
+// live reports whether the actor is in the system's live list.
+func (a *core) live() bool { return a.flags.Load()&fLive != 0 }
+
+// setLive records whether the actor is in the system's live list. Called
+// with a.mu held.
+func (a *core) setLive(on bool) {
+	if on {
+		a.flags.Or(fLive)
+	} else {
+		a.flags.And(^uint32(fLive))
+	}
+}
+
+// shard returns the actor's shard of the system's live list.
+func (a *core) shard() uint8 { return uint8(a.flags.Load() >> shardShift) }
 
 func (a *core) active() bool   { return a.flags.Load()&fActive != 0 }
 func (a *core) handling() bool { return a.flags.Load()&fHandling != 0 }
@@ -89,15 +108,36 @@ func (a *core) acquire() bool {
 	}
 }
 
-// actorConfig is what the options of Spawn set. Actors spawned without
-// options share defaultConfig.
+// actorConfig is what the options of Spawn set. Actors of one state type
+// spawned without options share one (see configFor).
 type actorConfig struct {
-	pol    policy.Policy
-	name   string
-	onMiss func(*deadline.MissedError)
+	pol      policy.Policy
+	name     string
+	typeName string // the state type's, the name of an actor without WithName
+	onMiss   func(*deadline.MissedError)
 }
 
-var defaultConfig = &actorConfig{pol: policy.EDF()}
+// typeConfigs holds, for each state type, the configuration of its
+// actors spawned without options: a reflect.Type maps to *actorConfig.
+var typeConfigs sync.Map
+
+// configFor returns the configuration opts give an actor of state type S.
+func configFor[S any](opts []ActorOption) *actorConfig {
+	t := reflect.TypeFor[S]()
+	c, ok := typeConfigs.Load(t)
+	if !ok {
+		c, _ = typeConfigs.LoadOrStore(t, &actorConfig{pol: policy.EDF(), typeName: t.String()})
+	}
+	cfg := c.(*actorConfig)
+	if len(opts) > 0 {
+		own := *cfg
+		for _, o := range opts {
+			o.applyActor(&own)
+		}
+		cfg = &own
+	}
+	return cfg
+}
 
 // ActorOption configures an actor at Spawn.
 type ActorOption interface{ applyActor(*actorConfig) }
@@ -143,19 +183,11 @@ func Spawn[S any](sys *System, state S, opts ...ActorOption) *Actor[S] {
 	}
 	a := &Actor[S]{state: state}
 	a.sys = sys
-	a.cfg = defaultConfig
-	if len(opts) > 0 {
-		cfg := *defaultConfig
-		for _, o := range opts {
-			o.applyActor(&cfg)
-		}
-		a.cfg = &cfg
-	}
-	a.typeName = typeName[S]
-	a.shard = uint8(shardSeq.Add(1) % nShards)
+	a.cfg = configFor[S](opts)
+	a.flags.Store((shardSeq.Add(1) % nShards) << shardShift)
 	a.wdKey.Store(noWatch)
 	if sys.closed.Load() {
-		a.flags.Store(fStopped)
+		a.flags.Or(fStopped)
 	}
 	return a
 }
@@ -177,7 +209,7 @@ func (a *core) displayName() string {
 	if a.cfg.name != "" {
 		return a.cfg.name
 	}
-	return a.typeName()
+	return a.cfg.typeName
 }
 
 // stop stops the actor: everything queued fails with ErrStopped.
@@ -204,15 +236,15 @@ func (a *core) stop() {
 	}
 	if a.coop != nil {
 		a.coop.conds = nil
+		a.coop.keys = nil
 	}
-	a.keys = nil
 	a.dismissSpare()
 	a.wakeSleepers()
 	a.qhead, a.qtail, a.queued, a.q, a.dl = nil, nil, 0, nil, nil
 	a.sys.wd.Cancel(&a.wd)
 	a.wdKey.Store(noWatch)
-	if !a.active() && a.live {
-		a.live = false
+	if !a.active() && a.live() {
+		a.setLive(false)
 		a.sys.leave(a)
 	}
 	failed := a.takeFailed()

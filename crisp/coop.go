@@ -17,12 +17,26 @@ import (
 // result.
 var ErrDeadlock = errors.New("crisp: self-deadlock")
 
-// coopState is the part of an actor only cooperative scheduling uses.
-// Guarded by the actor's mu.
+// coopState is the part of an actor that only cooperative scheduling,
+// Sleep and synchronised data use, kept apart so that an actor that uses
+// none of them stays small. Guarded by the actor's mu.
 type coopState struct {
-	conds   []*message // processes suspended in AwaitCond
-	dirty   bool       // something ran, released or arrived since conds were checked
-	scratch []*message // reused by checkConds
+	conds    []*message // processes suspended in AwaitCond
+	dirty    bool       // something ran, released or arrived since conds were checked
+	scratch  []*message // reused by checkConds
+	spare    *Proc      // a runner parked for the next process to suspend, or nil
+	sleepers []*Proc    // processes in Sleep (at most one runs, but it may be any)
+
+	keys map[any]*keyLine // lines of the keys named by queued or running messages
+}
+
+// more returns the actor's coopState, making it if need be. Called with
+// a.mu held.
+func (a *core) more() *coopState {
+	if a.coop == nil {
+		a.coop = &coopState{}
+	}
+	return a.coop
 }
 
 // newArrivals notes that messages arrived: conditions are re-checked.
@@ -157,7 +171,8 @@ func (p *Proc) Sleep(d time.Duration) {
 		return
 	}
 	x.sleeping = true
-	a.sleepers = append(a.sleepers, p)
+	more := a.more()
+	more.sleepers = append(more.sleepers, p)
 	a.sys.busyDone()
 	a.mu.Unlock()
 	<-p.wake
@@ -169,11 +184,15 @@ func (p *Proc) Sleep(d time.Duration) {
 // dropSleeper takes p off the list of sleeping processes. Called with
 // a.mu held.
 func (a *core) dropSleeper(p *Proc) {
-	for i, q := range a.sleepers {
+	if a.coop == nil {
+		return
+	}
+	ss := a.coop.sleepers
+	for i, q := range ss {
 		if q == p {
-			a.sleepers[i] = a.sleepers[len(a.sleepers)-1]
-			a.sleepers[len(a.sleepers)-1] = nil
-			a.sleepers = a.sleepers[:len(a.sleepers)-1]
+			ss[i] = ss[len(ss)-1]
+			ss[len(ss)-1] = nil
+			a.coop.sleepers = ss[:len(ss)-1]
 			return
 		}
 	}
@@ -182,7 +201,10 @@ func (a *core) dropSleeper(p *Proc) {
 // wakeSleepers cuts every Sleep short: the actor is stopping. Called with
 // a.mu held.
 func (a *core) wakeSleepers() {
-	for _, p := range a.sleepers {
+	if a.coop == nil {
+		return
+	}
+	for _, p := range a.coop.sleepers {
 		if p.x.sleeping {
 			p.x.sleeping = false
 			a.sys.wd.Cancel(&p.x.wd)
@@ -304,10 +326,8 @@ func (p *Proc) suspend(arm func(epoch uint32)) {
 		m.state.Store(stSuspended)
 	}
 	if p.x != nil && p.x.cond != nil {
-		if a.coop == nil {
-			a.coop = &coopState{}
-		}
-		a.coop.conds = append(a.coop.conds, m)
+		x := a.more()
+		x.conds = append(x.conds, m)
 	}
 	a.passOn()
 	failed := a.takeFailed()
@@ -500,6 +520,7 @@ type cont[S, T, U any] struct {
 
 func (c *cont[S, T, U]) ready()        { c.a.resume(&c.message, 0, false) }
 func (c *cont[S, T, U]) hdr() *message { return &c.message }
+func (c *cont[S, T, U]) recycle()      {}
 func (c *cont[S, T, U]) actor() *core  { return &c.a.core }
 func (c *cont[S, T, U]) actorAny() any { return c.a }
 func (c *cont[S, T, U]) handler() any  { return c.k }

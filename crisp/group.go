@@ -96,16 +96,17 @@ func (m *message) keyed() bool { return m.ext != nil && len(m.ext.keys) > 0 }
 // joinLines puts new keyed message m at the end of the line of each of
 // its keys and reports whether it is eligible now. Called with a.mu held.
 func (a *core) joinLines(m *message) bool {
-	if a.keys == nil {
-		a.keys = make(map[any]*keyLine)
+	x := a.more()
+	if x.keys == nil {
+		x.keys = make(map[any]*keyLine)
 	}
 	blocked := 0
 	for i := range m.ext.keys {
 		r := &m.ext.keys[i]
-		l := a.keys[r.key]
+		l := x.keys[r.key]
 		if l == nil {
 			l = &keyLine{key: r.key}
-			a.keys[r.key] = l
+			x.keys[r.key] = l
 		}
 		r.line, r.prev, r.next = l, l.tail, nil
 		if l.tail != nil {
@@ -161,7 +162,7 @@ func (a *core) leaveLines(m *message) {
 		if wasHead && l.holder == nil {
 			a.unblockHead(l)
 		} else if l.head == nil && l.holder == nil {
-			delete(a.keys, l.key)
+			delete(a.coop.keys, l.key)
 		}
 	}
 }
@@ -171,7 +172,7 @@ func (a *core) leaveLines(m *message) {
 // is forgotten. Called with a.mu held.
 func (a *core) unblockHead(l *keyLine) {
 	if l.head == nil {
-		delete(a.keys, l.key)
+		delete(a.coop.keys, l.key)
 		return
 	}
 	f := l.head.m
@@ -331,9 +332,9 @@ func (a *core) runGroup() {
 	p := &Proc{a: a, g: gid.Current()}
 	defer a.exit(p)
 	a.mu.Lock()
-	if !a.live {
+	if !a.live() {
 		if a.sys.join(a) {
-			a.live = true
+			a.setLive(true)
 		} else {
 			a.mu.Unlock()
 			a.stop()
@@ -442,8 +443,8 @@ func (a *core) leaveGroup() bool {
 	}
 	if g.runners.Load() == 0 {
 		a.flags.And(^uint32(fActive | fHandling))
-		if a.live && a.qhead == nil {
-			a.live = false
+		if a.live() && a.qhead == nil {
+			a.setLive(false)
 			a.sys.leave(a)
 		}
 		if a.qhead == nil {

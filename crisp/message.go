@@ -97,6 +97,11 @@ type job interface {
 	// answered reports whether a future receives the outcome (false for
 	// a Tell, whose failures only the log hears of).
 	answered() bool
+	// recycle offers the message, whose handler has returned, for reuse
+	// by a later send, if nothing can refer to it any more: a Tell's
+	// message, which no future holds. Called with the actor's mu held,
+	// after the last use of the message.
+	recycle()
 }
 
 // sink receives a result that arrives after its message's handler has
@@ -127,6 +132,7 @@ func (c *call[S, T]) actorAny() any  { return c.a }
 func (c *call[S, T]) handler() any   { return c.fn }
 func (c *call[S, T]) answered() bool { return true }
 func (c *call[S, T]) fail(err error) { c.pr.Fail(err) }
+func (c *call[S, T]) recycle()       {}
 
 func (c *call[S, T]) run(p *Proc) {
 	v, err := c.fn(p, c.a.stateOf(p))
@@ -176,6 +182,22 @@ func (t *tell[S]) actorAny() any  { return t.a }
 func (t *tell[S]) handler() any   { return t.fn }
 func (t *tell[S]) answered() bool { return false }
 func (t *tell[S]) fail(error)     {}
+
+// recycle clears the message and keeps it in the actor's reuse slot,
+// where the next Tell to the actor finds it. A message that carried a
+// context or keys, or whose process suspended, had other holders (a
+// context's callback, key lines, a parked goroutine) and is left to the
+// collector, as is every message of an actor whose policy queue has
+// misbehaved (it may still hold stale items).
+func (t *tell[S]) recycle() {
+	a := t.a
+	if t.ext != nil || a.flags.Load()&fNoReuse != 0 {
+		return
+	}
+	t.message = message{}
+	t.fn = nil
+	a.reuse.Store(t)
+}
 
 func (t *tell[S]) run(p *Proc) {
 	t.fn(p, t.a.stateOf(p))

@@ -314,6 +314,7 @@ func recoverPolicy(perr **PolicyError) {
 // push even into a fresh queue is aborted with the policy's panic.
 // Called with a.mu held.
 func (a *core) rebuild() {
+	a.flags.Or(fNoReuse)
 	a.q = a.cfg.pol.NewQueue()
 	a.queued = 0
 	for m := a.qhead; m != nil; {

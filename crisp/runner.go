@@ -90,9 +90,9 @@ func (a *core) run(first *message) {
 //go:noinline
 func (a *core) enter(p *Proc) {
 	a.mu.Lock()
-	if !a.live {
+	if !a.live() {
 		if a.sys.join(a) {
-			a.live = true
+			a.setLive(true)
 		} else { // the system is shutting down
 			a.mu.Unlock()
 			a.stop()
@@ -136,6 +136,9 @@ func (a *core) serve(p *Proc, first *message) {
 		}
 		if a.coop != nil {
 			a.coop.dirty = true // a process finished: conditions may hold now
+		}
+		if m.state.Load() == stRunning { // it ran (it was not late)
+			j.recycle()
 		}
 	}
 }
@@ -220,11 +223,11 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 // rather than dismissed; it reports false at once if a has a spare
 // already. Called with a.mu held; returns without it.
 func (a *core) standBy(p *Proc) bool {
-	if a.spare != nil || a.stopped() {
+	if a.stopped() || a.coop != nil && a.coop.spare != nil {
 		a.mu.Unlock()
 		return false
 	}
-	a.spare = p
+	a.more().spare = p
 	if p.wake == nil {
 		p.wake = make(chan struct{}, 1)
 	}
@@ -235,11 +238,23 @@ func (a *core) standBy(p *Proc) bool {
 	return serve
 }
 
+// spareRunner returns the runner parked as the actor's spare, or nil.
+// Called with a.mu held.
+func (a *core) spareRunner() *Proc {
+	if a.coop == nil {
+		return nil
+	}
+	return a.coop.spare
+}
+
 // dismissSpare sends the spare runner, if any, away. Called with a.mu
 // held.
 func (a *core) dismissSpare() {
-	if sp := a.spare; sp != nil {
-		a.spare = nil
+	if a.coop == nil {
+		return
+	}
+	if sp := a.coop.spare; sp != nil {
+		a.coop.spare = nil
 		sp.serve = false
 		sp.wake <- struct{}{}
 	}
@@ -346,8 +361,8 @@ func (a *core) passOn() {
 	if a.queued == 0 && a.intake.Load() == nil && a.release() {
 		return
 	}
-	if sp := a.spare; sp != nil { // a runner waiting for just this
-		a.spare = nil
+	if sp := a.spareRunner(); sp != nil { // a runner waiting for just this
+		a.coop.spare = nil
 		sp.serve = true
 		a.holder.Store(uintptr(sp.g))
 		sp.wake <- struct{}{}
@@ -368,8 +383,8 @@ func (a *core) release() bool {
 	if !a.stopped() && a.intake.Load() != nil && a.acquire() {
 		return false
 	}
-	if a.live && a.qhead == nil {
-		a.live = false
+	if a.live() && a.qhead == nil {
+		a.setLive(false)
 		a.sys.leave(a)
 		a.dismissSpare() // no process left to suspend
 	}

@@ -113,7 +113,14 @@ func Tell[S any](a *Actor[S], fn func(p *Proc, s S), opts ...SendOption) {
 	if fn == nil {
 		panic("crisp: Tell with a nil handler")
 	}
-	t := &tell[S]{a: a, fn: fn}
+	var t *tell[S]
+	if a.reuse.Load() != nil {
+		t = a.reuse.Swap(nil)
+	}
+	if t == nil {
+		t = &tell[S]{a: a}
+	}
+	t.fn = fn
 	a.send(&t.message, t, opts)
 }
 

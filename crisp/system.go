@@ -245,7 +245,7 @@ func (s *System) goroutineDone() {
 // join puts a in its shard's live list. It reports false, changing
 // nothing, if the system is shutting down. Called with a.mu held.
 func (s *System) join(a *core) bool {
-	sh := &s.shards[a.shard]
+	sh := &s.shards[a.shard()]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.closed {
@@ -261,7 +261,7 @@ func (s *System) join(a *core) bool {
 
 // leave takes a out of its shard's live list. Called with a.mu held.
 func (s *System) leave(a *core) {
-	sh := &s.shards[a.shard]
+	sh := &s.shards[a.shard()]
 	sh.mu.Lock()
 	if a.sprev != nil {
 		a.sprev.snext = a.snext

@@ -56,7 +56,10 @@ type Item struct {
 	index int // position in the Heap holding it (see Heap); meaningless when in none
 }
 
-// Queue holds an actor's ready items in the policy's order.
+// Queue holds an actor's ready items in the policy's order. An item that
+// has left the queue (through Pop or Remove) belongs to the runtime
+// again, which may reuse it for another message: a queue must keep no
+// reference to it.
 type Queue interface {
 	// Push adds an item that is in no queue.
 	Push(it *Item)
