@@ -329,12 +329,19 @@ func (p *Proc) suspend(arm func(epoch uint32)) {
 		x := a.more()
 		x.conds = append(x.conds, m)
 	}
+	if arm != nil {
+		// Until arm has registered the wake-ups, the system is not idle:
+		// under a virtual clock, time must not move before the process's
+		// timer is set from it.
+		a.sys.busy.Add(1)
+	}
 	a.passOn()
 	failed := a.takeFailed()
 	a.mu.Unlock()
 	a.failAll(failed)
 	if arm != nil {
 		arm(epoch)
+		a.sys.busyDone()
 	}
 }
 
