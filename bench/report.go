@@ -59,12 +59,12 @@ func writeMarkdown(w io.Writer, rep *report) error {
 		}
 	}
 	b.WriteString("\ncrisp's time divided by each system's (below 1: crisp is faster). " +
-		"The crisp+dl column is the cost of deadlines: crisp+dl's time over crisp's.\n\n")
+		"The columns of crisp's variants are instead the variant's time over crisp's: crisp+dl / crisp is the cost of deadlines.\n\n")
 	cols := make([]string, len(peers))
 	for i, p := range peers {
 		cols[i] = "crisp / " + p
-		if p == "crisp+dl" {
-			cols[i] = "crisp+dl / crisp"
+		if isVariant(p) {
+			cols[i] = p + " / crisp"
 		}
 	}
 	header(&b, "workload", "", cols)
@@ -76,7 +76,7 @@ func writeMarkdown(w io.Writer, rep *report) error {
 			switch {
 			case cr == nil || pc == nil || cr.Median == 0 || pc.Median == 0:
 				b.WriteString(" |")
-			case p == "crisp+dl":
+			case isVariant(p):
 				fmt.Fprintf(&b, " %.2f |", float64(pc.Median)/float64(cr.Median))
 			default:
 				fmt.Fprintf(&b, " %.2f |", float64(cr.Median)/float64(pc.Median))
@@ -236,3 +236,7 @@ func fmtBytes(n uint64) string {
 	}
 	return fmt.Sprintf("%.3g GiB", float64(n)/(1<<30))
 }
+
+// isVariant reports whether system s is a variant of crisp (crisp+dl,
+// crisp-tell), whose ratio column compares it with crisp.
+func isVariant(s string) bool { return s != "crisp" && strings.HasPrefix(s, "crisp") }
