@@ -64,6 +64,12 @@ func (a *core) failAll(fs []failure) {
 // fail delivers err as j's outcome, logging what no future will tell.
 func (a *core) fail(j job, err error) {
 	j.hdr().ext.releaseCtx()
+	a.report(j, err)
+}
+
+// report is fail for a message that no longer watches a context, or
+// whose context has ended: it leaves the message's ext.stop alone.
+func (a *core) report(j job, err error) {
 	j.fail(err)
 	if j.answered() {
 		return

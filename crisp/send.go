@@ -232,12 +232,15 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 	}
 }
 
-// cancel drops m because its context ended before it started.
+// cancel drops m because its context ended before it started. It runs
+// on context.AfterFunc's goroutine, possibly before send has stored the
+// stop function AfterFunc returned: it must not touch m.ext.stop, which
+// has nothing left to stop anyway.
 func (a *core) cancel(m *message) {
 	if !m.state.CompareAndSwap(stQueued, stCancelled) {
 		return
 	}
-	a.fail(m.item.Payload.(job), m.ext.ctx.Err())
+	a.report(m.item.Payload.(job), m.ext.ctx.Err())
 	a.mu.Lock()
 	a.unqueue(m)
 	failed := a.takeFailed()
