@@ -139,6 +139,11 @@ func (t *procTimer) Expire(time.Time) {
 	}
 	m, epoch := p.x.timedMsg, p.x.timedEpoch
 	a.mu.Unlock()
+	if m == nil {
+		// A Sleep that Stop cut short after the watchdog had taken its
+		// entry into a batch (Cancel then finds nothing): nothing to do.
+		return
+	}
 	a.resume(m, epoch, true)
 }
 
@@ -171,6 +176,7 @@ func (p *Proc) Sleep(d time.Duration) {
 		return
 	}
 	x.sleeping = true
+	x.timedMsg = nil // the entry is a Sleep's: see procTimer.Expire
 	more := a.more()
 	more.sleepers = append(more.sleepers, p)
 	a.sys.busyDone()
@@ -304,8 +310,14 @@ func (p *Proc) suspend(arm func(epoch uint32)) {
 		a.mu.Lock()
 	}
 	if a.stopped() {
-		a.mu.Unlock()
+		// The actor stopped while this handler ran: the process ends
+		// here, as a suspended one would. It gives the actor up first
+		// (release ends its runner's busy count), and stays busy itself,
+		// like an aborted process, until abandon has failed its message.
 		p.extra().stopErr = ErrStopped
+		a.sys.busy.Add(1)
+		a.release()
+		a.mu.Unlock()
 		runtime.Goexit()
 	}
 	if m.ext == nil {

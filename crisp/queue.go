@@ -227,6 +227,10 @@ func (a *core) abort(m *message, err error) {
 			if p.x != nil && p.x.timed {
 				a.sys.wd.Cancel(&p.x.wd)
 			}
+			// The system stays busy until the process's goroutine has
+			// failed its message (abandon): whatever waits on that
+			// future must see it resolved at this instant.
+			a.sys.busy.Add(1)
 			p.wake <- struct{}{}
 			return
 		}

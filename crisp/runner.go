@@ -406,6 +406,7 @@ func (a *core) abandon(p *Proc) {
 		if m != nil {
 			a.fail(m.item.Payload.(job), err)
 		}
+		a.sys.busyDone() // taken by abort, or by suspend on a stopped actor
 		return
 	}
 	if m != nil && m.keyed() {

@@ -157,8 +157,11 @@ func (s *System) WaitIdle(ctx context.Context) error {
 	return s.waitFor(ctx, s.idle)
 }
 
+// idle reads the watchdog before the busy count: a batch the watchdog is
+// expiring makes its targets busy before it counts as done, so read in
+// this order the two cannot both look idle in the middle of one.
 func (s *System) idle() bool {
-	return s.busy.Load() == 0 && s.wd.Idle(s.clk.Now())
+	return s.wd.Idle(s.clk.Now()) && s.busy.Load() == 0
 }
 
 // Shutdown stops every actor and the watchdog, and resolves every
