@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // field indexes a column (CSV) or key (JSON Lines).
@@ -162,17 +163,22 @@ func parseDuration(s string) (time.Duration, error) {
 // check is what a Writer requires of a job: exactly what a Reader would
 // accept back.
 func check(j *Job) *fieldError {
+	for _, f := range []struct {
+		field
+		s string
+	}{{fJob, j.ID}, {fCustomer, j.Customer}, {fNode, j.Node}} {
+		if fe := checkText(f.field, f.s); fe != nil {
+			return fe
+		}
+	}
+	_, offset := j.Submitted.Zone()
 	switch {
-	case j.ID == "":
-		return bad(fJob, "empty")
-	case j.Customer == "":
-		return bad(fCustomer, "empty")
-	case j.Node == "":
-		return bad(fNode, "empty")
 	case j.Submitted.IsZero():
 		return bad(fSubmitted, "zero time")
-	case j.Submitted.Year() < 0 || j.Submitted.Year() > 9999:
-		return bad(fSubmitted, "year %d cannot be written in RFC 3339", j.Submitted.Year())
+	case j.Submitted.Year() < 1 || j.Submitted.Year() > 9999 || j.Submitted.Before(time.Time{}):
+		return bad(fSubmitted, "%s is outside the years 0001 to 9999 that RFC 3339 writes", j.Submitted.Format(time.RFC3339))
+	case offset%60 != 0:
+		return bad(fSubmitted, "zone offset %ds is not whole minutes, which RFC 3339 cannot write", offset)
 	case j.Duration < 0:
 		return bad(fDuration, "negative (%v)", j.Duration)
 	case j.Outcome < Completed || j.Outcome > Hung:
@@ -181,6 +187,23 @@ func check(j *Job) *fieldError {
 		return bad(fStartDeadline, "negative (%v)", j.Agreement.StartDeadline)
 	case j.Agreement.ResultTimeout < 0:
 		return bad(fResultTimeout, "negative (%v)", j.Agreement.ResultTimeout)
+	}
+	return nil
+}
+
+// checkText refuses a name that would not read back the same: empty,
+// with spaces at either end (CSV trims them), with a carriage return
+// (CSV reads \r\n as \n), or not UTF-8 (JSON replaces bad bytes).
+func checkText(f field, s string) *fieldError {
+	switch {
+	case s == "":
+		return bad(f, "empty")
+	case s != strings.TrimSpace(s):
+		return bad(f, "%q has spaces at an end", s)
+	case strings.ContainsRune(s, '\r'):
+		return bad(f, "%q holds a carriage return", s)
+	case !utf8.ValidString(s):
+		return bad(f, "%q is not UTF-8", s)
 	}
 	return nil
 }
