@@ -1,0 +1,257 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Policy is an actor's scheduling policy, as the model knows it.
+type Policy uint8
+
+// The policies: crisp's built-ins, and ByTag, a policy.Func policy
+// ordering by the message's tag (an int), smaller first.
+const (
+	EDF Policy = iota
+	FIFO
+	Priority
+	ByTag
+)
+
+func (p Policy) String() string {
+	switch p {
+	case EDF:
+		return "edf"
+	case FIFO:
+		return "fifo"
+	case Priority:
+		return "priority"
+	case ByTag:
+		return "bytag"
+	}
+	return fmt.Sprintf("Policy(%d)", uint8(p))
+}
+
+// Program is a small crisp program: actors, the messages they may be
+// sent, and external events at fixed virtual instants. Every message is
+// sent at most once, by the one event or the one Send op that names it,
+// so a message's ID is its identity in the results.
+type Program struct {
+	Actors   []Policy
+	Msgs     []Msg
+	Promises int     // external promises, resolved by events
+	Events   []Event // in the order they are set; ties at an instant run in this order
+}
+
+// Msg is a message: where it goes, how, and the handler it runs.
+type Msg struct {
+	To       int
+	Tell     bool // sent with Tell (no future) rather than Call
+	DL       Deadline
+	Priority int
+	Tag      int
+	Body     []Op
+}
+
+// DLKind says how a message's deadline is given.
+type DLKind uint8
+
+// Deadline kinds.
+const (
+	NoDL   DLKind = iota
+	Within        // crisp.Within(D): D after the send
+	By            // crisp.By(t0 + D)
+)
+
+// Deadline is a message's start deadline.
+type Deadline struct {
+	Kind DLKind
+	D    time.Duration
+}
+
+// EventKind is what an external event does.
+type EventKind uint8
+
+// Event kinds.
+const (
+	ESend    EventKind = iota + 1 // send Msg from outside
+	EResolve                      // resolve Promise with Value
+	EFail                         // fail Promise with the error "e<Promise>"
+	EStop                         // stop Actor
+)
+
+// Event runs on the driver at virtual instant t0 + At.
+type Event struct {
+	At      time.Duration
+	Kind    EventKind
+	Msg     int
+	Promise int
+	Value   string
+	Actor   int
+}
+
+// OpKind is one step of a handler.
+type OpKind uint8
+
+// Handler steps.
+const (
+	OSleep       OpKind = iota + 1 // p.Sleep(D)
+	OSend                          // send Msg (Call or Tell, as the message says)
+	OAwait                         // crisp.Await(p, Ref)
+	OAwaitWithin                   // crisp.AwaitWithin(p, Ref, D)
+	OAwaitCond                     // p.AwaitCond(counter >= N)
+	OIncr                          // counter++
+	OSuspend                       // p.Suspend()
+	OPanic                         // panic("p<msg>"); ends the handler
+	OStop                          // actor Actor's Stop()
+	OGet                           // Ref.Get(), Ref a Call to the handler's own actor
+	OThen                          // return crisp.Then(p, Ref, Body); always last
+)
+
+// Op is one step of a handler. Ref names a future: a Call sent earlier
+// by the same handler (Ref >= 0, a message ID) or an external promise
+// (Ref < 0: promise -1-Ref).
+type Op struct {
+	Kind  OpKind
+	D     time.Duration
+	Msg   int
+	Ref   int
+	N     int
+	Actor int
+	Body  []Op // OThen: the continuation
+}
+
+// PromiseRef is the Ref of promise k.
+func PromiseRef(k int) int { return -1 - k }
+
+// String prints the program in a small language, one event or step a
+// line, handlers nested under their sends.
+func (p *Program) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "actors:")
+	for i, pol := range p.Actors {
+		fmt.Fprintf(&b, " a%d=%s", i, pol)
+	}
+	if p.Promises > 0 {
+		fmt.Fprintf(&b, "; promises: %d", p.Promises)
+	}
+	b.WriteByte('\n')
+	for _, e := range p.Events {
+		fmt.Fprintf(&b, "at %v: ", e.At)
+		switch e.Kind {
+		case ESend:
+			p.writeSend(&b, e.Msg, 0)
+		case EResolve:
+			fmt.Fprintf(&b, "resolve promise%d = %q\n", e.Promise, e.Value)
+		case EFail:
+			fmt.Fprintf(&b, "fail promise%d\n", e.Promise)
+		case EStop:
+			fmt.Fprintf(&b, "stop a%d\n", e.Actor)
+		}
+	}
+	return b.String()
+}
+
+func (p *Program) writeSend(b *strings.Builder, id, depth int) {
+	if id < 0 || id >= len(p.Msgs) {
+		fmt.Fprintf(b, "send m%d (no such message)\n", id)
+		return
+	}
+	m := &p.Msgs[id]
+	verb := "call"
+	if m.Tell {
+		verb = "tell"
+	}
+	fmt.Fprintf(b, "%s m%d -> a%d", verb, id, m.To)
+	switch m.DL.Kind {
+	case Within:
+		fmt.Fprintf(b, " within %v", m.DL.D)
+	case By:
+		fmt.Fprintf(b, " by %v", m.DL.D)
+	}
+	if m.Priority != 0 {
+		fmt.Fprintf(b, " prio %d", m.Priority)
+	}
+	if m.Tag != 0 {
+		fmt.Fprintf(b, " tag %d", m.Tag)
+	}
+	b.WriteString(" {\n")
+	p.writeBody(b, m.Body, depth+1)
+	indent(b, depth)
+	b.WriteString("}\n")
+}
+
+func (p *Program) writeBody(b *strings.Builder, ops []Op, depth int) {
+	for _, op := range ops {
+		indent(b, depth)
+		switch op.Kind {
+		case OSleep:
+			fmt.Fprintf(b, "sleep %v\n", op.D)
+		case OSend:
+			p.writeSend(b, op.Msg, depth)
+		case OAwait:
+			fmt.Fprintf(b, "await %s\n", refName(op.Ref))
+		case OAwaitWithin:
+			fmt.Fprintf(b, "await %s within %v\n", refName(op.Ref), op.D)
+		case OAwaitCond:
+			fmt.Fprintf(b, "await counter >= %d\n", op.N)
+		case OIncr:
+			b.WriteString("counter++\n")
+		case OSuspend:
+			b.WriteString("suspend\n")
+		case OPanic:
+			b.WriteString("panic\n")
+		case OStop:
+			fmt.Fprintf(b, "stop a%d\n", op.Actor)
+		case OGet:
+			fmt.Fprintf(b, "get %s\n", refName(op.Ref))
+		case OThen:
+			fmt.Fprintf(b, "then %s {\n", refName(op.Ref))
+			p.writeBody(b, op.Body, depth+1)
+			indent(b, depth)
+			b.WriteString("}\n")
+		default:
+			fmt.Fprintf(b, "op%d\n", op.Kind)
+		}
+	}
+}
+
+func refName(r int) string {
+	if r < 0 {
+		return fmt.Sprintf("promise%d", -1-r)
+	}
+	return fmt.Sprintf("m%d", r)
+}
+
+func indent(b *strings.Builder, depth int) {
+	for range depth {
+		b.WriteString("    ")
+	}
+}
+
+// Clone returns a deep copy of p.
+func (p *Program) Clone() *Program {
+	q := &Program{
+		Actors:   append([]Policy(nil), p.Actors...),
+		Msgs:     make([]Msg, len(p.Msgs)),
+		Promises: p.Promises,
+		Events:   append([]Event(nil), p.Events...),
+	}
+	for i, m := range p.Msgs {
+		m.Body = cloneOps(m.Body)
+		q.Msgs[i] = m
+	}
+	return q
+}
+
+func cloneOps(ops []Op) []Op {
+	if ops == nil {
+		return nil
+	}
+	out := make([]Op, len(ops))
+	for i, op := range ops {
+		op.Body = cloneOps(op.Body)
+		out[i] = op
+	}
+	return out
+}
