@@ -43,6 +43,14 @@ import (
 // none for more than a few microseconds.
 const runnerGrace = 4
 
+// yieldEvery is how many messages in a row a runner runs before it
+// yields the processor. Go preempts a goroutine that never blocks only
+// every 10 ms or so: a runner with a backlog of CPU-bound handlers would
+// otherwise keep the watchdog's goroutine (and the callers its misses
+// woke) waiting behind it for whole time slices, and misses would be
+// reported tens of milliseconds late.
+const yieldEvery = 16
+
 // linger yields the processor up to grace times, while no work arrives
 // for the actor, and returns the grace left. It does not yield at all,
 // and returns 0, when as many runners of the system as there are
@@ -123,13 +131,18 @@ func (a *core) exit(p *Proc) {
 // runtime keeps about 900 bytes in reserve). Entered with a.mu held and
 // the actor held; left without either.
 func (a *core) serve(p *Proc, first *message) {
-	for {
+	for n := 1; ; n++ {
 		m, j := a.schedule(p, first)
 		if m == nil {
 			return
 		}
 		first = nil
 		a.runOne(p, m, j)
+		if n%yieldEvery == 0 {
+			// Let the watchdog and the goroutines its misses woke run:
+			// see yieldEvery.
+			runtime.Gosched()
+		}
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m) // here, under the lock taken anyway
