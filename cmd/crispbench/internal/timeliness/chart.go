@@ -1,0 +1,235 @@
+package timeliness
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// writeTiles draws plots, row-major (nil cells stay empty), as one SVG
+// of the given size per tile.
+func writeTiles(w io.Writer, plots [][]*plot.Plot, tileW, tileH vg.Length) error {
+	rows, cols := len(plots), len(plots[0])
+	img := vgsvg.New(tileW*vg.Length(cols), tileH*vg.Length(rows))
+	dc := draw.New(img)
+	t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	canvases := plot.Align(plots, t, dc)
+	for j := range plots {
+		for i, p := range plots[j] {
+			if p != nil {
+				p.Draw(canvases[j][i])
+			}
+		}
+	}
+	_, err := img.WriteTo(w)
+	return err
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// Chart draws miss ratio and useful work against utilisation: a panel
+// per workload shape and cost distribution, a line per variant (the
+// mean over traces).
+func (r *QualityResult) Chart(w io.Writer) error {
+	var plots [][]*plot.Plot
+	for _, metric := range []string{"miss ratio", "useful work"} {
+		for _, workers := range r.Config.Workers {
+			var row []*plot.Plot
+			for _, d := range r.Config.Dists {
+				title := fmt.Sprintf("%d workers, %s costs", workers, d)
+				if workers == 1 {
+					title = fmt.Sprintf("one actor, %s costs", d)
+				}
+				p := newPlot(title, "utilisation", metric)
+				p.Y.Min, p.Y.Max = 0, 1
+				var args []any
+				for _, v := range r.Config.Variants {
+					if metric == "miss ratio" && v == EDFCost {
+						continue // its deadlines are earlier: not comparable
+					}
+					pts := make(plotter.XYs, len(r.Config.Utilisations))
+					for k, u := range r.Config.Utilisations {
+						q := r.point(workers, d.String(), u, v.String())
+						pts[k].X, pts[k].Y = u, q.MissRatio.Mean
+						if metric == "useful work" {
+							pts[k].Y = q.UsefulWork.Mean
+						}
+					}
+					args = append(args, v.String(), pts)
+				}
+				if err := plotutil.AddLinePoints(p, args...); err != nil {
+					return err
+				}
+				if metric == "useful work" {
+					p.Legend.Top = false
+				}
+				row = append(row, p)
+			}
+			plots = append(plots, row)
+		}
+	}
+	return writeTiles(w, plots, 9*vg.Centimeter, 8*vg.Centimeter)
+}
+
+// cdf returns the empirical distribution of ds in milliseconds, thinned
+// to at most 400 points.
+func cdf(ds []time.Duration) plotter.XYs {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	step := max(1, len(s)/400)
+	var pts plotter.XYs
+	for i := 0; i < len(s); i += step {
+		pts = append(pts, plotter.XY{X: float64(s[i]) / 1e6, Y: float64(i+1) / float64(len(s))})
+	}
+	if n := len(s); n > 0 {
+		pts = append(pts, plotter.XY{X: float64(s[n-1]) / 1e6, Y: 1})
+	}
+	return pts
+}
+
+// Chart draws, per utilisation, the distribution of start slack and of
+// blocking, a line per policy.
+func (r *LatenessResult) Chart(w io.Writer) error {
+	var slackRow, blockRow []*plot.Plot
+	for _, u := range r.Config.Utilisations {
+		ps := newPlot(fmt.Sprintf("start slack, U = %.1f", u), "deadline − start (ms)", "fraction of started messages")
+		pb := newPlot(fmt.Sprintf("blocking, U = %.1f", u), "blocking (ms)", "fraction of blocked messages")
+		ps.Legend.Top, ps.Legend.Left = false, false
+		pb.Legend.Top, pb.Legend.Left = false, false
+		var smax, bmax float64
+		for _, p := range r.Points {
+			if p.Utilisation != u {
+				continue
+			}
+			// Show up to the 99th percentile: the tails are long.
+			smax = max(smax, float64(p.Slack.P99)/1e6)
+			bmax = max(bmax, float64(p.Blocking.P99)/1e6)
+			v := variantNamed(p.Variant)
+			for _, x := range []struct {
+				pl *plot.Plot
+				ds []time.Duration
+			}{{ps, p.slack}, {pb, p.blocking}} {
+				if len(x.ds) == 0 {
+					continue
+				}
+				l, err := plotter.NewLine(cdf(x.ds))
+				if err != nil {
+					return err
+				}
+				l.Color, l.Dashes = plotutil.Color(int(v)), plotutil.Dashes(int(v))
+				l.Width = vg.Points(1.5)
+				x.pl.Add(l)
+				x.pl.Legend.Add(p.Variant, l)
+			}
+		}
+		ps.X.Min, ps.X.Max, pb.X.Min, pb.X.Max = 0, smax, 0, bmax
+		slackRow, blockRow = append(slackRow, ps), append(blockRow, pb)
+	}
+	return writeTiles(w, [][]*plot.Plot{slackRow, blockRow}, 9*vg.Centimeter, 8*vg.Centimeter)
+}
+
+// Chart draws the lag's p99 (merged over runs) per cell, on a log scale,
+// a line per mechanism, with a panel per pending count.
+func (r *LagResult) Chart(w io.Writer) error {
+	var row []*plot.Plot
+	for _, pending := range r.Config.Pending {
+		p := newPlot(fmt.Sprintf("p99 miss notification lag, %s pending", fmtInt(int64(pending))), "", "p99 lag (ms, log scale)")
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		var names []string
+		for _, c := range r.Cells {
+			if c.Pending == pending {
+				names = append(names, fmt.Sprintf("%s/%s/%dh", shortInt(c.Actors), c.Load, c.Hogs))
+			}
+		}
+		var args []any
+		for _, m := range r.Config.Mechanisms {
+			var pts plotter.XYs
+			for _, c := range r.Cells {
+				if c.Pending != pending {
+					continue
+				}
+				q, ok := c.Merged[m.String()]
+				if !ok || q.Count == 0 {
+					continue
+				}
+				pts = append(pts, plotter.XY{X: float64(len(pts)), Y: math.Max(float64(q.P99)/1e6, 0.001)})
+			}
+			args = append(args, m.String(), pts)
+		}
+		if err := plotutil.AddLinePoints(p, args...); err != nil {
+			return err
+		}
+		p.NominalX(names...)
+		p.X.Tick.Label.Rotation = math.Pi / 4
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+		p.X.Label.Text = "actors / load / hogs"
+		row = append(row, p)
+	}
+	return writeTiles(w, [][]*plot.Plot{row}, 11*vg.Centimeter, 10*vg.Centimeter)
+}
+
+// shortInt prints 10000 as 10k.
+func shortInt(n int) string {
+	if n >= 1000 && n%1000 == 0 {
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+// Chart draws deadlines-on/off throughput ratios and watchdog CPU.
+func (r *OverheadResult) Chart(w io.Writer) error {
+	p := newPlot("cost of deadlines: time per message, on / off", "", "ratio")
+	vals := make(plotter.Values, len(r.Throughput))
+	var names []string
+	for i, t := range r.Throughput {
+		vals[i] = t.NsOn / t.NsOff
+		names = append(names, t.Name)
+	}
+	bars, err := plotter.NewBarChart(vals, vg.Centimeter)
+	if err != nil {
+		return err
+	}
+	p.Add(bars)
+	p.NominalX(names...)
+	q := newPlot("watchdog CPU time", "deadlines coming due per second", "process CPU (ms per s)")
+	var args []any
+	for _, pending := range r.Config.Pending {
+		for _, prec := range []bool{false, true} {
+			var pts plotter.XYs
+			for _, wd := range r.Watchdog {
+				if wd.Pending == pending && wd.Precision == prec {
+					pts = append(pts, plotter.XY{X: float64(wd.Rate), Y: wd.CPU * 1000})
+				}
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			name := fmtInt(int64(pending)) + " pending"
+			if prec {
+				name += ", precision 1ms"
+			}
+			args = append(args, name, pts)
+		}
+	}
+	if err := plotutil.AddLinePoints(q, args...); err != nil {
+		return err
+	}
+	return writeTiles(w, [][]*plot.Plot{{p, q}}, 12*vg.Centimeter, 9*vg.Centimeter)
+}

@@ -1,0 +1,77 @@
+package timeliness_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crisprt/crisp/cmd/crispbench/internal/timeliness"
+)
+
+// Every section runs in quick mode and renders tables, a chart and JSON.
+// The real-clock sections are only checked for having measured
+// something: their figures depend on the machine.
+func TestSectionsRunQuickly(t *testing.T) {
+	for _, s := range timeliness.Sections {
+		t.Run(s, func(t *testing.T) {
+			r, err := timeliness.Run(context.Background(), s, timeliness.Options{Quick: true, Seed: 3})
+			require.NoError(t, err)
+			tables := r.Tables()
+			require.NotEmpty(t, tables)
+			var md bytes.Buffer
+			for _, tb := range tables {
+				require.NotEmpty(t, tb.Rows, tb.Title)
+				for _, row := range tb.Rows {
+					assert.Len(t, row, len(tb.Header), tb.Title)
+				}
+				require.NoError(t, tb.Markdown(&md))
+			}
+			assert.Contains(t, md.String(), "|---|")
+			var svg bytes.Buffer
+			require.NoError(t, r.Chart(&svg))
+			assert.True(t, strings.HasPrefix(svg.String(), "<?xml"), "an SVG document")
+			b, err := json.Marshal(r)
+			require.NoError(t, err)
+			assert.True(t, json.Valid(b))
+		})
+	}
+}
+
+func TestLagMeasuresEveryCell(t *testing.T) {
+	c := timeliness.DefaultLag(true)
+	c.Pending, c.Loads = []int{50}, []timeliness.Load{timeliness.Idle}
+	r, err := timeliness.Lag(context.Background(), c, nil)
+	require.NoError(t, err)
+	require.Len(t, r.Cells, 1)
+	for _, m := range c.Mechanisms {
+		q := r.Cells[0].Merged[m.String()]
+		// 50 waiters, a deadline every 2ms on average each, over a 30ms
+		// window: some 750 misses, whatever the machine.
+		assert.Greater(t, q.Count, int64(200), m.String())
+		assert.GreaterOrEqual(t, q.Max, q.P50, m.String())
+	}
+	require.Len(t, r.Virtual, 1)
+	assert.Zero(t, r.Virtual[0].NonZero)
+	assert.Positive(t, r.Virtual[0].Misses)
+}
+
+func TestLatenessFigures(t *testing.T) {
+	c := timeliness.DefaultLateness(true)
+	r, err := timeliness.Lateness(context.Background(), c)
+	require.NoError(t, err)
+	for _, p := range r.Points {
+		assert.Positive(t, p.Started, "%v", p)
+		assert.LessOrEqual(t, p.Started, p.Jobs)
+		assert.Positive(t, p.Slack.Min, "a message starts strictly before its deadline")
+		assert.Equal(t, int64(p.Started), p.Wait.Count)
+		assert.LessOrEqual(t, p.Blocking.Count, p.Behind.Count)
+		if p.Variant == "FIFO" {
+			assert.Zero(t, p.Blocking.Count, "FIFO ranks the running message first: no inversion")
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package timeliness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Sections names the sections, in the order "all" runs them.
+var Sections = []string{"lag", "lateness", "quality", "overhead"}
+
+// Options are the settings every section takes.
+type Options struct {
+	Quick  bool          // small sizes, for tests and CI
+	Seed   uint64        // seed of workloads and deadline schedules
+	Repeat int           // runs per lag scenario (0: the default, 1)
+	Window time.Duration // measured span per lag run (0: the default)
+	// Progress, if not nil, hears what long sections are doing.
+	Progress func(string)
+}
+
+// Result is a section's outcome: tables, a chart, and (through its
+// exported fields) JSON.
+type Result interface {
+	Tables() []Table
+	// Chart writes the section's chart as SVG.
+	Chart(w io.Writer) error
+}
+
+// Run runs the named section.
+func Run(ctx context.Context, section string, o Options) (Result, error) {
+	seed := max(o.Seed, 1)
+	switch section {
+	case "lag":
+		c := DefaultLag(o.Quick)
+		c.Seed = seed
+		if o.Repeat > 0 {
+			c.Repeat = o.Repeat
+		}
+		if o.Window > 0 {
+			c.Window = o.Window
+		}
+		return Lag(ctx, c, o.Progress)
+	case "lateness":
+		c := DefaultLateness(o.Quick)
+		c.Seed = seed
+		return Lateness(ctx, c)
+	case "quality":
+		c := DefaultQuality(o.Quick)
+		c.Seed = seed
+		return Quality(ctx, c)
+	case "overhead":
+		return Overhead(ctx, DefaultOverhead(o.Quick))
+	}
+	return nil, fmt.Errorf("no section %q (want one of %v)", section, Sections)
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/crisprt/crisp/cmd/crispbench/internal/timeliness"
+)
+
+func init() {
+	register(subcommand{
+		name: "timeliness",
+		help: "Measure how well crisp meets deadlines and how promptly it reports misses.",
+		new:  func() runner { return new(timelinessCmd) },
+	})
+}
+
+// timelinessCmd is `crispbench timeliness`.
+type timelinessCmd struct {
+	Section  string        `arg:"" optional:"" enum:"lag,lateness,quality,overhead,all" default:"all" help:"Section to run: lag, lateness, quality, overhead or all."`
+	Format   string        `enum:"md,json" default:"md" help:"Output format: md (markdown tables) or json."`
+	Chart    string        `placeholder:"FILE.svg" help:"Write the section's chart to FILE.svg (a single section only)."`
+	ChartDir string        `placeholder:"DIR" help:"Write each section's chart to DIR/SECTION.svg."`
+	Quick    bool          `help:"Small sizes, for tests and CI: seconds instead of about half an hour."`
+	Seed     uint64        `default:"1" help:"Seed of the random workloads and deadline schedules (at least 1)."`
+	Repeat   int           `default:"1" help:"Runs of each lag scenario, to show the spread of real-clock figures."`
+	Window   time.Duration `default:"0s" help:"Span of deadlines measured per lag run (0: 2s, or 30ms with --quick)."`
+}
+
+func (c *timelinessCmd) Help() string {
+	return `Runs crisp's timeliness measurements and prints each section as markdown
+tables (or JSON), optionally with an SVG chart:
+
+  lag       real clock: deadline to the return of the caller's Get, against
+            time.AfterFunc and context.WithDeadline; also on virtual time
+  lateness  virtual time: start slack and non-preemptive blocking per policy
+  quality   virtual time: miss ratio and useful work against utilisation
+  overhead  real clock: throughput with deadlines on and off, watchdog CPU
+
+docs/timeliness.md explains every figure.
+
+Examples:
+
+    crispbench timeliness quality --chart quality.svg
+    crispbench timeliness all --repeat 3 --chart-dir docs/timeliness
+    crispbench timeliness lag --quick --format json
+`
+}
+
+// Validate is called by kong after parsing; its error is a usage error.
+func (c *timelinessCmd) Validate() error {
+	switch {
+	case c.Chart != "" && c.Section == "all":
+		return errors.New("--chart takes a single section; use --chart-dir with all")
+	case c.Chart != "" && c.ChartDir != "":
+		return errors.New("--chart and --chart-dir exclude each other")
+	case c.Chart != "" && !strings.EqualFold(filepath.Ext(c.Chart), ".svg"):
+		return fmt.Errorf("--chart %s: the chart is SVG, name it FILE.svg", c.Chart)
+	case c.Seed == 0:
+		return errors.New("--seed must be at least 1")
+	case c.Repeat < 1:
+		return fmt.Errorf("--repeat must be at least 1, not %d", c.Repeat)
+	case c.Window < 0:
+		return fmt.Errorf("--window must not be negative, not %v", c.Window)
+	}
+	return nil
+}
+
+func (c *timelinessCmd) Run(e *env) error {
+	sections := []string{c.Section}
+	if c.Section == "all" {
+		sections = timeliness.Sections
+	}
+	opts := timeliness.Options{
+		Quick: c.Quick, Seed: c.Seed, Repeat: c.Repeat, Window: c.Window,
+		Progress: func(s string) { fmt.Fprintln(e.stderr, s) },
+	}
+	before := timeliness.ThisMachine()
+	results := map[string]timeliness.Result{}
+	for _, s := range sections {
+		fmt.Fprintf(e.stderr, "timeliness: running %s\n", s)
+		r, err := timeliness.Run(e.ctx, s, opts)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+		results[s] = r
+		chart := c.Chart
+		if c.ChartDir != "" {
+			chart = filepath.Join(c.ChartDir, s+".svg")
+		}
+		if chart != "" {
+			if err := writeTimelinessChart(chart, r); err != nil {
+				return fmt.Errorf("%s chart: %w", s, err)
+			}
+			fmt.Fprintf(e.stderr, "wrote %s\n", chart)
+		}
+	}
+	after := timeliness.ThisMachine()
+
+	if c.Format == "json" {
+		out := map[string]any{"machine": map[string]any{"before": before, "after": after}}
+		for s, r := range results {
+			out[s] = r
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	fmt.Fprintf(e.stdout, "## crispbench timeliness %s\n\nBefore the run:\n\n", c.Section)
+	if err := before.Markdown(e.stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Load average after the run: %s\n\n", after.Load)
+	for _, s := range sections {
+		fmt.Fprintf(e.stdout, "## %s\n\n", s)
+		for _, t := range results[s].Tables() {
+			if err := t.Markdown(e.stdout); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func writeTimelinessChart(path string, r timeliness.Result) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			_ = os.Remove(path)
+		}
+	}()
+	return r.Chart(f)
+}
