@@ -87,6 +87,8 @@ func (q *Queue[E]) Remove(e E) bool {
 		q.inRing--
 		if q.inRing == 0 {
 			q.resetRun()
+		} else if e == q.last {
+			q.dropLast()
 		}
 		return true
 	}
@@ -115,6 +117,21 @@ func (q *Queue[E]) mask() uint64 { return uint64(len(q.ring) - 1) }
 func (q *Queue[E]) resetRun() {
 	var zero E
 	q.head, q.tail, q.last = 0, 0, zero
+}
+
+// dropLast is called when the run's last element has been removed and
+// others remain: the tail retreats over the holes, and the element now at
+// the end becomes the bar that Push compares with. The queue must not
+// keep the removed element: its owner may change or reuse it, and a
+// comparison with it would then read what it no longer is. Each hole is
+// passed once, so this is O(1) amortised.
+func (q *Queue[E]) dropLast() {
+	var zero E
+	m := q.mask()
+	for q.ring[(q.tail-1)&m] == zero {
+		q.tail--
+	}
+	q.last = q.ring[(q.tail-1)&m]
 }
 
 // append adds e at the end of the run.

@@ -106,3 +106,24 @@ func TestRemoveForeignElement(t *testing.T) {
 	assert.False(t, b.Remove(&elem{}), "an element never pushed")
 	assert.True(t, a.Remove(e))
 }
+
+// The queue must not keep an element it no longer holds: its owner may
+// reuse it (crisp recycles finished Tell messages), and comparing a new
+// element with it would then read what it has become. Here the run's
+// last element leaves, changes its key, and a later push must still be
+// ordered against what the run holds. (Found by crisp's chaos test as a
+// data race, and an order violation under it.)
+func TestARemovedLastElementIsNoLongerTheBar(t *testing.T) {
+	q := runq.New(less, pos)
+	a := &elem{key: 5, seq: 1}
+	b := &elem{key: 7, seq: 2}
+	q.Push(a)
+	q.Push(b) // both in the run, b last
+	require.True(t, q.Remove(b))
+	b.key = 1 // b is reused for something else
+	c := &elem{key: 3, seq: 3}
+	q.Push(c)
+	assert.Same(t, c, q.Pop(), "3 comes before 5")
+	assert.Same(t, a, q.Pop())
+	assert.Zero(t, q.Len())
+}
