@@ -1,6 +1,7 @@
 package crisp_test
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"sync"
@@ -194,6 +195,34 @@ func TestAKeyKeepsSendOrderAgainstThePolicy(t *testing.T) {
 		}
 		assert.Equal(t, []string{"a", "b", "c"}, tr.order(), "workers: %d", n)
 	}
+}
+
+// A message sent with a context keeps its keys: the context's record
+// must not replace the keys' (it did, and such a message ran beside the
+// key's holder).
+func TestAKeyWithAContextStillHoldsTheKey(t *testing.T) {
+	sys, _ := newSystem(t)
+	grp := crisp.SpawnGroup(sys, workers(2))
+	g := newGate()
+	var holderDone atomic.Bool
+	crisp.Tell(grp, func(*crisp.Proc, *worker) {
+		close(g.started)
+		<-g.release
+		holderDone.Store(true)
+	}, crisp.Key(1))
+	<-g.started
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	blocked := crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) { return holderDone.Load(), nil },
+		crisp.Context(ctx), crisp.Key(1))
+	free := crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) { return true, nil })
+	_, err := free.Get()
+	require.NoError(t, err)
+	assert.False(t, blocked.Ready(), "the keyed message ran while key 1 was held")
+	g.open()
+	done, err := blocked.Get()
+	require.NoError(t, err)
+	assert.True(t, done, "the keyed one waited for the holder")
 }
 
 func TestKeylessMessagesPassBlockedOnes(t *testing.T) {

@@ -153,7 +153,9 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		case optName:
 			m.item.Name = o.s
 		case optKey:
-			m.setKeys(opts) // all keys at once
+			if m.ext == nil || m.ext.keys == nil {
+				m.setKeys(opts) // all keys at once, on the first
+			}
 		case optCost:
 			cost = time.Duration(o.n)
 		}
@@ -184,7 +186,10 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		}
 	}
 	if ctx != nil {
-		m.ext = &msgExt{ctx: ctx}
+		if m.ext == nil {
+			m.ext = &msgExt{}
+		}
+		m.ext.ctx = ctx // beside any keys setKeys recorded
 		if ctx.Done() != nil {
 			m.ext.stop = context.AfterFunc(ctx, func() { a.cancel(m) })
 		}
