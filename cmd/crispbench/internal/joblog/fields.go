@@ -84,8 +84,8 @@ func (r *record) job() (Job, *fieldError) {
 		}
 	}
 	for _, f := range []field{fJob, fCustomer, fNode} {
-		if r.text[f] == "" {
-			return j, bad(f, "empty")
+		if fe := checkText(f, r.text[f]); fe != nil {
+			return j, fe // what a Writer could not write back
 		}
 	}
 	j.ID, j.Customer, j.Node = r.text[fJob], r.text[fCustomer], r.text[fNode]
@@ -131,6 +131,9 @@ func (r *record) job() (Job, *fieldError) {
 			return j, bad(fPriority, "%q is not a whole number", s)
 		}
 		a.Priority = p
+	}
+	if fe := check(&j); fe != nil {
+		return j, fe // what a Writer could not write back (a time before year 1 UTC, say)
 	}
 	return j, nil
 }
