@@ -39,8 +39,9 @@ const chaosCap = 100_000
 // messages tied to contexts that end at random, handlers that sleep,
 // panic, await futures (some never resolved), conditions and timeouts,
 // suspend, send further messages, stop actors (their own or others)
-// and hand their results to Then; actors stopped and replaced while
-// they work; and, at the end, Shutdown called from three goroutines at
+// and hand their results to Then; a quarter of the actors are groups of
+// 2 to 4 workers whose messages carry one or two keys (or none); actors
+// stopped and replaced while they work; and, at the end, Shutdown called from three goroutines at
 // once while the senders still send. Then it checks the promises the
 // runtime makes whatever the interleaving: every future is resolved,
 // exactly once (its OnResolve callback ran once); no message both ran
@@ -48,7 +49,8 @@ const chaosCap = 100_000
 // missed its deadline never started and was detected at or after it; a
 // message that started did so before its deadline, as the runtime read
 // the clock when it took the message (checked under a clock that
-// records that reading); and no goroutine is left.
+// records that reading); no two messages of a group holding a key in
+// common ran at once; and no goroutine is left.
 func TestChaos(t *testing.T) {
 	round, total := time.Second, time.Second
 	switch {
@@ -141,6 +143,7 @@ type chaosMsg struct {
 	tell     bool
 	past     bool // its deadline had passed when it was sent
 	f        *future.Future[int]
+	keys     []int // on a group: the keys it holds while it runs
 	started  atomic.Int32
 	resolved atomic.Int32 // OnResolve calls
 	missed   atomic.Int32 // miss hook calls
@@ -158,7 +161,12 @@ type chaosRun struct {
 	violations []string
 
 	stops, spawns atomic.Int64
+
+	groups sync.Map // *crisp.Actor[*chaosState] -> *[chaosKeys]atomic.Int32, for groups: handlers running with each key
 }
+
+// chaosKeys is how many keys group messages choose from.
+const chaosKeys = 4
 
 var chaosPolicies = []policy.Policy{policy.EDF(), policy.FIFO(), policy.Priority(), policy.Func(func(a, b *policy.Item) int {
 	x, _ := a.Tag.(int)
@@ -228,7 +236,7 @@ func runChaos(t *testing.T, clk *chaosClock, d time.Duration, seed uint64) {
 	// send (they go on until Shutdown has returned); their later
 	// messages fail with ErrStopped. The test runs on the real clock for
 	// a fixed time: it claims no determinism, only the invariants.
-	time.Sleep(d)
+	runFor(d)
 	shutdown := make(chan error, 3)
 	for range 3 {
 		go func() {
@@ -247,11 +255,31 @@ func runChaos(t *testing.T, clk *chaosClock, d time.Duration, seed uint64) {
 	goleak.VerifyNone(t, ignore)
 }
 
+// runFor lets a stress test run on the real clock for d. It paces load
+// that claims no determinism; it never stands in for waiting until
+// something has happened.
+func runFor(d time.Duration) {
+	t := time.NewTimer(d)
+	<-t.C
+}
+
 func (c *chaosRun) spawn(i int, r *rand.Rand) {
-	a := crisp.Spawn(c.sys, &chaosState{},
-		crisp.WithName("slot"+strconv.Itoa(i)),
+	opts := []crisp.ActorOption{
+		crisp.WithName("slot" + strconv.Itoa(i)),
 		crisp.WithPolicy(chaosPolicies[r.IntN(len(chaosPolicies))]),
-		crisp.WithMissHook(c.missHook))
+		crisp.WithMissHook(c.missHook),
+	}
+	var a *crisp.Actor[*chaosState]
+	if i%4 == 0 { // a group of 2 to 4 workers, each with a state of its own
+		states := make([]*chaosState, 2+r.IntN(3))
+		for j := range states {
+			states[j] = &chaosState{}
+		}
+		a = crisp.SpawnGroup(c.sys, states, opts...)
+		c.groups.Store(a, new([chaosKeys]atomic.Int32))
+	} else {
+		a = crisp.Spawn(c.sys, &chaosState{}, opts...)
+	}
 	c.slots[i].Store(a)
 	c.spawns.Add(1)
 }
@@ -312,6 +340,19 @@ func (c *chaosRun) send(r *rand.Rand, a *crisp.Actor[*chaosState], depth int, to
 	case k < 16:
 		opts = append(opts, crisp.Within(time.Duration(1+r.IntN(20))*time.Millisecond))
 	}
+	if _, ok := c.groups.Load(a); ok {
+		switch r.IntN(4) {
+		case 0: // keyless
+		case 1: // two keys, as a transfer
+			k := r.IntN(chaosKeys)
+			m.keys = []int{k, (k + 1 + r.IntN(chaosKeys-1)) % chaosKeys}
+		default:
+			m.keys = []int{r.IntN(chaosKeys)}
+		}
+		for _, k := range m.keys {
+			opts = append(opts, crisp.Key(k))
+		}
+	}
 	var cancel context.CancelFunc
 	if top && r.IntN(6) == 0 {
 		var ctx context.Context
@@ -363,6 +404,20 @@ func (c *chaosRun) started(p *crisp.Proc, m *chaosMsg) {
 
 func (c *chaosRun) handle(p *crisp.Proc, s *chaosState, self *crisp.Actor[*chaosState], m *chaosMsg, plan []int, seed uint64, depth int) (int, error) {
 	c.started(p, m)
+	v, inGroup := c.groups.Load(self)
+	if inGroup {
+		holders := v.(*[chaosKeys]atomic.Int32)
+		for _, k := range m.keys {
+			if holders[k].Add(1) > 1 {
+				c.violation("c%d runs with key %d while another message holds it", m.id, k)
+			}
+		}
+		defer func() {
+			for _, k := range m.keys {
+				holders[k].Add(-1)
+			}
+		}()
+	}
 	r := rand.New(rand.NewPCG(seed, 7))
 	other := func() *crisp.Actor[*chaosState] { return c.slots[r.IntN(len(c.slots))].Load() }
 	for i, step := range plan {
@@ -377,19 +432,19 @@ func (c *chaosRun) handle(p *crisp.Proc, s *chaosState, self *crisp.Actor[*chaos
 			}
 		case step < 24:
 			panic("chaos")
-		case step < 30:
+		case step < 30 && !inGroup: // a group's worker waits in place, and Shutdown cannot end a plain wait
 			_, _ = crisp.Await(p, c.never[r.IntN(len(c.never))].Future())
 		case step < 40 && depth < 2:
 			f := crisp.Call(other(), func(p *crisp.Proc, _ *chaosState) (int, error) { return 1, nil }, crisp.Within(time.Millisecond))
 			_, _ = crisp.Await(p, f)
 		case step < 46:
 			_, _ = crisp.AwaitWithin(p, c.never[r.IntN(len(c.never))].Future(), time.Duration(r.IntN(500))*time.Microsecond)
-		case step < 52:
+		case step < 52 && !inGroup: // a group's workers have states of their own
 			k := s.counter + 1 + r.IntN(2)
 			p.AwaitCond(func() bool { return s.counter >= k })
 		case step < 65:
 			s.counter++
-		case step < 72:
+		case step < 72 && !inGroup:
 			p.Suspend()
 		case step < 74:
 			if r.IntN(8) != 0 {
@@ -402,7 +457,7 @@ func (c *chaosRun) handle(p *crisp.Proc, s *chaosState, self *crisp.Actor[*chaos
 				other().Stop()
 			}
 			c.stops.Add(1)
-		case step < 80:
+		case step < 80 && !inGroup:
 			// Get on a future of the own actor: a self-deadlock error, not a hang.
 			f := crisp.Call(self, func(*crisp.Proc, *chaosState) (int, error) { return 0, nil })
 			if _, err := f.Get(); err != nil && !errors.Is(err, crisp.ErrDeadlock) && !errors.Is(err, crisp.ErrStopped) {

@@ -124,7 +124,7 @@ func TestStopAsASleepEndsDoesNotCrashTheWatchdog(t *testing.T) {
 			crisp.Tell(a, func(p *crisp.Proc, _ *state) { p.Sleep(200 * time.Microsecond) })
 			actors = append(actors, a)
 		}
-		time.Sleep(time.Duration(150+i%100) * time.Microsecond)
+		runFor(time.Duration(150+i%100) * time.Microsecond) // stop them around the end of their sleeps
 		for _, a := range actors {
 			a.Stop()
 		}
