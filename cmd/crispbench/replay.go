@@ -152,7 +152,13 @@ func (c *replayCmd) open(e *env) (in io.Reader, size int64, done func(), err err
 	return f, size, func() { _ = f.Close() }, nil
 }
 
-func writeChart(path string, rep *replay.Report) (err error) {
+func writeChart(path string, rep *replay.Report) error {
+	return writeFile(path, func(w io.Writer) error { return chart.Write(w, rep) })
+}
+
+// writeFile creates path and fills it with write; on any error it
+// removes the file, leaving no half-drawn chart behind.
+func writeFile(path string, write func(io.Writer) error) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -162,10 +168,10 @@ func writeChart(path string, rep *replay.Report) (err error) {
 			err = cerr
 		}
 		if err != nil {
-			_ = os.Remove(path) // leave no half-drawn chart behind
+			_ = os.Remove(path)
 		}
 	}()
-	return chart.Write(f, rep)
+	return write(f)
 }
 
 // progress is a progress bar over the bytes of the log read, drawn on

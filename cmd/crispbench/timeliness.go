@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -127,18 +127,6 @@ func (c *timelinessCmd) Run(e *env) error {
 	return nil
 }
 
-func writeTimelinessChart(path string, r timeliness.Result) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			_ = os.Remove(path)
-		}
-	}()
-	return r.Chart(f)
+func writeTimelinessChart(path string, r timeliness.Result) error {
+	return writeFile(path, func(w io.Writer) error { return r.Chart(w) })
 }
