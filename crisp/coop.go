@@ -281,8 +281,8 @@ func (p *Proc) awaitsItself(src future.Source) error {
 	return nil
 }
 
-// park suspends the running process: it releases the actor, calls arm
-// to set up what will make it ready (arm may do so at once), and waits
+// park suspends the running process: it calls arm to set up what will
+// make it ready (arm may do so at once), releases the actor, and waits
 // until the actor is handed back. A nil arm means ready at once
 // (Suspend): the process is queued before the actor chooses its next
 // work, so the policy weighs it with everything else. If the actor stops
@@ -294,9 +294,13 @@ func (p *Proc) park(arm func(epoch uint32)) {
 	p.resumed()
 }
 
-// suspend releases the actor for park and arms the wake-up sources,
-// giving them the number of this suspension: a wake-up for an earlier
-// one is ignored.
+// suspend arms the wake-up sources for park, giving them the number of
+// this suspension (a wake-up for an earlier one is ignored), and then
+// releases the actor. Arming while the actor is still held makes the
+// order of registration the order of suspension: two processes of one
+// actor awaiting one future are woken, and weighed by the policy, in the
+// order they suspended, and the system counts as busy (the actor is
+// held) until the wake-ups are set.
 //
 //go:noinline
 func (p *Proc) suspend(arm func(epoch uint32)) {
@@ -342,19 +346,18 @@ func (p *Proc) suspend(arm func(epoch uint32)) {
 		x.conds = append(x.conds, m)
 	}
 	if arm != nil {
-		// Until arm has registered the wake-ups, the system is not idle:
-		// under a virtual clock, time must not move before the process's
-		// timer is set from it.
-		a.sys.busy.Add(1)
+		// Without a.mu: arm may resume the process at once (its future
+		// is resolved already), which takes the lock; the process is then
+		// queued as ready, and the runner passOn finds will hand the
+		// actor back.
+		a.mu.Unlock()
+		arm(epoch)
+		a.mu.Lock()
 	}
 	a.passOn()
 	failed := a.takeFailed()
 	a.mu.Unlock()
 	a.failAll(failed)
-	if arm != nil {
-		arm(epoch)
-		a.sys.busyDone()
-	}
 }
 
 // resumed runs when park's goroutine is woken: it holds the actor again,
