@@ -144,6 +144,8 @@ type chaosMsg struct {
 	past     bool // its deadline had passed when it was sent
 	f        *future.Future[int]
 	keys     []int // on a group: the keys it holds while it runs
+	group    bool  // sent to a group
+	plan     []int // its handler's steps
 	started  atomic.Int32
 	resolved atomic.Int32 // OnResolve calls
 	missed   atomic.Int32 // miss hook calls
@@ -341,6 +343,7 @@ func (c *chaosRun) send(r *rand.Rand, a *crisp.Actor[*chaosState], depth int, to
 		opts = append(opts, crisp.Within(time.Duration(1+r.IntN(20))*time.Millisecond))
 	}
 	if _, ok := c.groups.Load(a); ok {
+		m.group = true
 		switch r.IntN(4) {
 		case 0: // keyless
 		case 1: // two keys, as a transfer
@@ -369,6 +372,7 @@ func (c *chaosRun) send(r *rand.Rand, a *crisp.Actor[*chaosState], depth int, to
 	for i := range plan {
 		plan[i] = r.IntN(100)
 	}
+	m.plan = plan
 	seed := r.Uint64()
 	if m.tell {
 		crisp.Tell(a, func(p *crisp.Proc, s *chaosState) { c.handle(p, s, a, m, plan, seed, depth) }, opts...)
@@ -500,7 +504,7 @@ func (c *chaosRun) check() {
 			continue
 		}
 		if !m.f.Ready() {
-			c.violation("c%d: future unresolved after Shutdown", m.id)
+			c.violation("c%d: future unresolved after Shutdown (group %v, keys %v, started %d, steps %v)", m.id, m.group, m.keys, m.started.Load(), m.plan)
 			continue
 		}
 		if got := m.resolved.Load(); got != 1 {

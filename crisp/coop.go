@@ -401,7 +401,7 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 		}
 	}
 	m.item.Resumed = true
-	if a.queued == 0 && a.intake.Load() == nil && !a.stopped() && a.acquire() {
+	if a.grp == nil && a.queued == 0 && a.intake.Load() == nil && !a.stopped() && a.acquire() {
 		a.sys.busy.Add(1)
 		a.unlink(m)
 		if p != nil {
@@ -419,7 +419,11 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 	failed := a.takeFailed()
 	a.mu.Unlock()
 	a.failAll(failed)
-	if !a.stopped() {
+	switch {
+	case a.stopped():
+	case a.grp != nil: // a continuation on a group: a group runner takes it
+		a.startGroup()
+	default:
 		a.start()
 	}
 }
@@ -538,6 +542,14 @@ type cont[S, T, U any] struct {
 	f  *future.Future[T]
 	k  func(*Proc, S, T, error) (U, error)
 	to sink // where k's result goes; nil while detached. Guarded by a.mu.
+
+	// On a group, k may run on another worker before the handler that
+	// called Then has returned and named where the result goes: k's
+	// result then waits here for resultTo. Guarded by a.mu.
+	ran  bool
+	v    U
+	err  error
+	next continuation // k returned another Then's results
 }
 
 func (c *cont[S, T, U]) ready()        { c.a.resume(&c.message, 0, false) }
@@ -571,10 +583,25 @@ func (c *cont[S, T, U]) resultTo(s sink) {
 	c.a.mu.Lock()
 	c.to = s
 	stopped := c.state.Load() == stStopped
+	ran, next, v, err := c.ran, c.next, c.v, c.err
 	c.a.mu.Unlock()
-	if stopped {
+	switch {
+	case ran && next != nil:
+		next.resultTo(s)
+	case ran:
+		deliverTo(s, v, err)
+	case stopped:
 		s.deliver(nil, ErrStopped)
 	}
+}
+
+// deliverTo hands a continuation's result to s.
+func deliverTo[U any](s sink, v U, err error) {
+	if t, ok := s.(typedSink[U]); ok {
+		t.deliverTyped(v, err)
+		return
+	}
+	s.deliver(v, err)
 }
 
 func (c *cont[S, T, U]) fail(err error) {
@@ -591,20 +618,24 @@ func (c *cont[S, T, U]) run(p *Proc) {
 	u, uerr := c.k(p, c.a.stateOf(p), v, err)
 	c.k = nil
 	p.a.flags.And(^uint32(fHandling))
+	next, chained := uerr.(continuation)
+	chained = chained && p.madeHere(next)
 	c.a.mu.Lock()
 	to := c.to
-	c.a.mu.Unlock()
-	if next, ok := uerr.(continuation); ok && p.madeHere(next) {
-		if to != nil {
-			next.resultTo(to) // chained: the next continuation answers
+	if to == nil { // detached, or its maker has not returned yet: keep the result
+		c.ran = true
+		if chained {
+			c.next = next
+		} else {
+			c.v, c.err = u, uerr
 		}
-		return
 	}
-	switch t := to.(type) {
-	case nil:
-	case typedSink[U]:
-		t.deliverTyped(u, uerr)
+	c.a.mu.Unlock()
+	switch {
+	case to == nil:
+	case chained:
+		next.resultTo(to) // the next continuation answers
 	default:
-		t.deliver(u, uerr)
+		deliverTo(to, u, uerr)
 	}
 }

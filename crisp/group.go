@@ -428,9 +428,10 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 func (a *core) leaveGroup() bool {
 	g := a.grp
 	g.runners.Add(-1)
-	// A sender that pushed before the decrement saw every runner busy:
-	// look once more.
-	if !a.stopped() && a.intake.Load() != nil && len(g.free) > 0 {
+	// A sender that pushed before the decrement saw every runner busy,
+	// and a continuation made ready meanwhile went straight to the
+	// queue: look once more.
+	if !a.stopped() && (a.intake.Load() != nil || a.queued > 0) && len(g.free) > 0 {
 		for {
 			r := g.runners.Load()
 			if r >= g.n.Load() {

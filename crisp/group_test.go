@@ -401,3 +401,90 @@ func TestGroupMissesAreReportedByTheWatchdog(t *testing.T) {
 	ga.open()
 	gb.open()
 }
+
+// A Then continuation on a group runs on a worker a group runner hands
+// it, like any message, even when it becomes ready while the group is
+// idle: it once took a single actor's runner and worker 0's state, which
+// a later message could be given at the same time.
+func TestAGroupContinuationTakesAFreeWorker(t *testing.T) {
+	sys, _ := newSystem(t)
+	grp := crisp.SpawnGroup(sys, workers(2))
+	var (
+		mu      sync.Mutex
+		inside  = map[int]int{} // worker id -> handlers on it now
+		overlap []int
+	)
+	enter := func(w *worker) {
+		mu.Lock()
+		defer mu.Unlock()
+		if inside[w.id]++; inside[w.id] > 1 {
+			overlap = append(overlap, w.id)
+		}
+	}
+	leave := func(w *worker) {
+		mu.Lock()
+		defer mu.Unlock()
+		inside[w.id]--
+	}
+	g := newGate()
+	pr := future.NewPromise[int](nil)
+	f := crisp.Call(grp, func(p *crisp.Proc, _ *worker) (int, error) {
+		return crisp.Then(p, pr.Future(), func(_ *crisp.Proc, w *worker, v int, err error) (int, error) {
+			enter(w)
+			defer leave(w)
+			close(g.started)
+			<-g.release
+			return v, err
+		})
+	})
+	require.NoError(t, sys.WaitIdle(context.Background())) // every runner has left
+	pr.Resolve(7, nil)
+	<-g.started // the continuation holds a worker
+	var ran []*future.Future[int]
+	for range 2 {
+		ran = append(ran, crisp.Call(grp, func(_ *crisp.Proc, w *worker) (int, error) {
+			enter(w)
+			defer leave(w)
+			return w.id, nil
+		}))
+	}
+	_, err := ran[0].Get() // one worker is free: one of them runs now
+	require.NoError(t, err)
+	g.open()
+	v, err := f.Get()
+	require.NoError(t, err)
+	assert.Equal(t, 7, v)
+	_, err = ran[1].Get()
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, overlap, "workers that ran two messages at once")
+}
+
+// On a group, a continuation can run on another worker before the
+// handler that made it has returned: its result must still reach the
+// handler's caller (it was dropped, and the future never resolved).
+func TestAGroupContinuationThatRunsFirstStillAnswers(t *testing.T) {
+	sys, _ := newSystem(t)
+	grp := crisp.SpawnGroup(sys, workers(2))
+	pr := future.NewPromise[int](nil)
+	pr.Resolve(20, nil)
+	kRan := make(chan struct{})
+	f := crisp.Call(grp, func(p *crisp.Proc, _ *worker) (int, error) {
+		v, err := crisp.Then(p, pr.Future(), func(_ *crisp.Proc, _ *worker, v int, err error) (int, error) {
+			close(kRan)
+			return v + 1, err
+		})
+		select {
+		case <-kRan: // the other worker has run k already
+		case <-time.After(10 * time.Second): // a guard: no free worker ran k
+			return 0, errors.New("k did not run on the other worker")
+		}
+		return v, err
+	})
+	require.NoError(t, sys.WaitIdle(context.Background()))
+	require.True(t, f.Ready(), "the caller's future is resolved")
+	v, err := f.Get()
+	require.NoError(t, err)
+	assert.Equal(t, 21, v)
+}
