@@ -137,7 +137,7 @@ var realClockType = reflect.TypeOf(clock.New())
 // later step of the machine's wall clock moves no deadline.
 func (s *System) now() time.Time {
 	if s.realClock {
-		return s.epoch.Add(time.Since(s.epoch))
+		return s.epoch.Add(s.clk.Since(s.epoch)) // the real clock's Since is time.Since
 	}
 	return s.clk.Now()
 }
