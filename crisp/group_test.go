@@ -197,20 +197,26 @@ func TestAKeyKeepsSendOrderAgainstThePolicy(t *testing.T) {
 	}
 }
 
+// holdKey starts a message on grp that holds key until the gate it
+// returns is opened; done reports that it has finished.
+func holdKey(grp *crisp.Actor[*worker], key any) (g *gate, done *atomic.Bool) {
+	g, done = newGate(), new(atomic.Bool)
+	crisp.Tell(grp, func(*crisp.Proc, *worker) {
+		close(g.started)
+		<-g.release
+		done.Store(true)
+	}, crisp.Key(key))
+	<-g.started
+	return g, done
+}
+
 // A message sent with a context keeps its keys: the context's record
 // must not replace the keys' (it did, and such a message ran beside the
 // key's holder).
 func TestAKeyWithAContextStillHoldsTheKey(t *testing.T) {
 	sys, _ := newSystem(t)
 	grp := crisp.SpawnGroup(sys, workers(2))
-	g := newGate()
-	var holderDone atomic.Bool
-	crisp.Tell(grp, func(*crisp.Proc, *worker) {
-		close(g.started)
-		<-g.release
-		holderDone.Store(true)
-	}, crisp.Key(1))
-	<-g.started
+	g, holderDone := holdKey(grp, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	blocked := crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) { return holderDone.Load(), nil },
@@ -228,14 +234,7 @@ func TestAKeyWithAContextStillHoldsTheKey(t *testing.T) {
 func TestKeylessMessagesPassBlockedOnes(t *testing.T) {
 	sys, _ := newSystem(t)
 	grp := crisp.SpawnGroup(sys, workers(2))
-	g := newGate()
-	var holderDone atomic.Bool
-	crisp.Tell(grp, func(*crisp.Proc, *worker) {
-		close(g.started)
-		<-g.release
-		holderDone.Store(true)
-	}, crisp.Key(1))
-	<-g.started
+	g, holderDone := holdKey(grp, 1)
 	blocked := crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) { return holderDone.Load(), nil }, crisp.Key(1))
 	free := crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) { return holderDone.Load(), nil })
 	done, err := free.Get()
@@ -252,14 +251,7 @@ func TestKeylessMessagesPassBlockedOnes(t *testing.T) {
 func TestABlockedMessageMissesAndReleasesNothing(t *testing.T) {
 	sys, mock := newSystem(t)
 	grp := crisp.SpawnGroup(sys, workers(3))
-	g := newGate()
-	var holderDone atomic.Bool
-	crisp.Tell(grp, func(*crisp.Proc, *worker) {
-		close(g.started)
-		<-g.release
-		holderDone.Store(true)
-	}, crisp.Key("k"))
-	<-g.started
+	g, holderDone := holdKey(grp, "k")
 	late := crisp.Call(grp, record2("late"), crisp.Key("k"), crisp.Within(time.Second))
 	next := crisp.Call(grp, func(*crisp.Proc, *worker) (bool, error) { return holderDone.Load(), nil }, crisp.Key("k"))
 	mock.Add(time.Second)
