@@ -616,3 +616,30 @@ func TestSuspendedProcessesHoldOnlyTheirGoroutines(t *testing.T) {
 	assert.Equal(t, before+100, runtime.NumGoroutine(), "one parked goroutine per suspended process, no runner")
 	a.Stop()
 }
+
+// Two processes of one actor awaiting one future resume in the order
+// the policy gives them, here arrival order: the earlier registers its
+// wake-up first, before it lets the later one start. (The wake-up was
+// once registered after the actor was passed on, so the later process
+// could register first and be woken first; the conformance suite saw it
+// under -race.)
+func TestProcessesAwaitingOneFutureResumeInPolicyOrder(t *testing.T) {
+	for i := range 300 {
+		sys, _ := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		pr := future.NewPromise[string](nil)
+		g := newGate()
+		hold(t, a, g) // both wait in the queue, and start back to back
+		for _, name := range []string{"A", "B"} {
+			crisp.Tell(a, func(p *crisp.Proc, s *state) {
+				_, _ = crisp.Await(p, pr.Future())
+				logged(s, name)
+			})
+		}
+		g.open()
+		waitIdle(t, sys)
+		pr.Resolve("go", nil)
+		waitIdle(t, sys)
+		require.Equal(t, []string{"A", "B"}, ranOn(t, a), "round %d", i)
+	}
+}
