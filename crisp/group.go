@@ -341,13 +341,14 @@ func (a *core) runGroup() {
 			a.mu.Lock()
 		}
 	}
-	for {
+	for n := 1; ; n++ {
 		m, j := a.scheduleGroup(p)
 		if m == nil {
 			p.done = true
 			return
 		}
 		a.runOne(p, m, j)
+		a.between(n)
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m)

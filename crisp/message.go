@@ -157,6 +157,26 @@ func (c *call[S, T]) deliverTyped(v T, err error) { c.pr.Resolve(v, err) }
 // Clock and CheckWait make the call the future's Source.
 func (c *call[S, T]) Clock() clock.Clock { return c.a.sys.clk }
 
+// ResultSoon tells the future's waiters whether yielding the processor
+// a few times is likely to see the result: the message is running, or
+// it is queued and its actor (or a worker of its group) is free to start
+// it. While another handler holds the actor, a waiter parks at once, so
+// that the result wakes it instead of leaving it at the back of a busy
+// run queue.
+func (c *call[S, T]) ResultSoon() bool {
+	a := &c.a.core
+	switch c.state.Load() {
+	case stRunning:
+		return true
+	case stQueued:
+		if g := a.grp; g != nil {
+			return g.runners.Load() < g.n.Load()
+		}
+		return !a.handling()
+	}
+	return false
+}
+
 // CheckWait refuses to let the goroutine holding the message's actor
 // block on the message's future: only that actor can produce it, and it
 // would be waiting for itself.

@@ -51,6 +51,20 @@ const runnerGrace = 4
 // reported tens of milliseconds late.
 const yieldEvery = 16
 
+// between runs after the n-th message a runner has run in a row. If a
+// watched deadline of the system has passed, it wakes the watchdog (Go
+// would fire the watchdog's timer only when the processor holding it
+// schedules, which a processor busy with runners does every 10 ms or
+// so) and yields the processor to it, and then to the callers its
+// misses wake: so a miss is noticed within one handler's run, whatever
+// the handlers' length, and not after yieldEvery of them. Otherwise it
+// yields every yieldEvery messages.
+func (a *core) between(n int) {
+	if a.sys.wd.Nudge() || n%yieldEvery == 0 {
+		runtime.Gosched()
+	}
+}
+
 // linger yields the processor up to grace times, while no work arrives
 // for the actor, and returns the grace left. It does not yield at all,
 // and returns 0, when as many runners of the system as there are
@@ -138,11 +152,7 @@ func (a *core) serve(p *Proc, first *message) {
 		}
 		first = nil
 		a.runOne(p, m, j)
-		if n%yieldEvery == 0 {
-			// Let the watchdog and the goroutines its misses woke run:
-			// see yieldEvery.
-			runtime.Gosched()
-		}
+		a.between(n)
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m) // here, under the lock taken anyway

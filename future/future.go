@@ -42,7 +42,24 @@ func (timeoutError) Timeout() bool { return true }
 // before it allocates a channel and parks. A result produced by a
 // goroutine that is runnable right now (the usual case for a request to
 // an idle actor) then costs no allocation and no park/unpark pair.
+//
+// Spinning is a bet, and a bad one on a busy machine: a goroutine that
+// yields goes to the back of the global run queue, behind every
+// CPU-bound goroutine, and a result that arrives meanwhile wakes nobody,
+// so the waiter learns of it only when its turn comes round, up to a
+// time slice per processor later. A parked waiter is woken straight onto
+// the resolver's processor instead. So a waiter spins only if the
+// future's source says the result is likely soon (see soonSource); a
+// future without a source spins as before.
 const spins = 4
+
+// soonSource is a Source that can tell whether the result is likely
+// within a few scheduler yields: crisp's calls say yes while the message
+// runs or its actor is free to start it, and no while it waits behind
+// another handler. Waiters park at once when it says no.
+type soonSource interface {
+	ResultSoon() bool
+}
 
 // node is one entry of a future's waiter list: a channel to close, a
 // function to call, or both.
@@ -231,8 +248,12 @@ func (f *Future[T]) OnResolve(fn func()) bool {
 }
 
 // spin yields the processor a few times, reporting whether the future
-// got resolved meanwhile.
+// got resolved meanwhile. It does not yield at all when the source says
+// the result is not coming soon.
 func (f *Future[T]) spin() bool {
+	if s, ok := f.src.(soonSource); ok && !s.ResultSoon() {
+		return false
+	}
 	for range spins {
 		runtime.Gosched()
 		if f.w.Load() == resolved {

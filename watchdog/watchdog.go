@@ -26,6 +26,7 @@
 package watchdog
 
 import (
+	"math"
 	"reflect"
 	"runtime"
 	"sync"
@@ -106,6 +107,13 @@ type Watchdog struct {
 	afterBatch func()
 	margin     atomic.Int64 // Precision's margin, a time.Duration; 0 when off
 
+	// due is the key the timer is armed for (noDue when it is not), for
+	// Nudge to compare with a clock reading without taking mu. It is
+	// written under mu; Nudge swaps it to noDue when it claims a firing,
+	// so that many goroutines noticing one due deadline wake the
+	// goroutine once.
+	due atomic.Int64
+
 	mu     sync.Mutex // guards heap, seq, stale, timer, armed, isArm, firing, stop, entries' fields
 	heap   []slot
 	seq    uint64 // last registration number given out
@@ -116,6 +124,9 @@ type Watchdog struct {
 	firing bool // a batch has left the heap and is being expired
 	kicks  int  // timer firings not yet handled by expire
 	stop   bool
+
+	// real is set for clock.New()'s clock, the only one Nudge reads.
+	real bool
 
 	// mock is set for a *clock.Mock, whose Add fires AfterFunc callbacks
 	// on goroutines of their own: for it, a timer due at the clock's now
@@ -141,11 +152,13 @@ func New(clk clock.Clock, opts ...Option) *Watchdog {
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
+	w.due.Store(noDue)
 	for _, o := range opts {
 		o.apply(w)
 	}
 	_, w.mock = clk.(*clock.Mock)
-	if reflect.TypeOf(clk) != realClockType {
+	w.real = reflect.TypeOf(clk) == realClockType
+	if !w.real {
 		w.margin.Store(0) // spinning would not see a virtual clock move
 	}
 	go w.loop()
@@ -266,6 +279,7 @@ func (w *Watchdog) Stop() {
 		return
 	}
 	w.stop, w.isArm, w.kicks = true, false, 0
+	w.due.Store(noDue)
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -280,10 +294,45 @@ func (w *Watchdog) Stop() {
 	<-w.done
 }
 
+// noDue is due's value while the timer is not armed.
+const noDue = math.MaxInt64
+
+// Nudge reports whether the earliest watched deadline has come, on the
+// real clock, and if it has, wakes the watchdog's goroutine to expire it
+// without waiting for the timer. It costs one atomic load when no
+// deadline is watched and one monotonic clock reading otherwise. On any
+// other clock it reports false at once: virtual timers fire exactly.
+//
+// Go runs a timer only when the processor holding it schedules (see
+// golang/go#38860): on a machine whose processors all run CPU-bound
+// goroutines, the watchdog's timer fires late by as long as they run
+// without blocking. Goroutines that run one short piece of work after
+// another (crisp's actor runners, between two messages) call Nudge so
+// that a passed deadline is noticed within one piece of work, and then
+// yield the processor to the goroutine it woke.
+//
+// Of many concurrent callers that see one due deadline, only the first
+// reports true; the others report false until the watchdog has handled
+// it. Nudge never expires anything itself: detection stays on the
+// watchdog's goroutine, in deadline order.
+func (w *Watchdog) Nudge() bool {
+	d := w.due.Load()
+	if d == noDue || !w.real {
+		return false
+	}
+	now := int64(time.Since(w.epoch)) // clock seam: w.clk is the real clock (w.real); its monotonic reading, without the wall clock
+	if now < d || !w.due.CompareAndSwap(d, noDue) {
+		return false
+	}
+	w.fired()
+	return true
+}
+
 // arm sets the timer for key k. Called with mu held.
 func (w *Watchdog) arm(k int64, now time.Time) {
 	d := time.Duration(k-w.key(now)) - time.Duration(w.margin.Load()) // Precision: wake early, spin the rest
 	w.armed, w.isArm = k, true
+	w.due.Store(k) // the deadline itself, not the early wake-up Precision asks for
 	if w.timer == nil {
 		w.timer = w.clk.AfterFunc(d, w.fired)
 	} else {
@@ -370,6 +419,7 @@ func (w *Watchdog) expire() {
 	}
 	seen := w.kicks // firings this pass answers; later ones need another
 	w.isArm = false
+	w.due.Store(noDue)
 	batch := w.batch[:0]
 	for len(w.heap) > 0 && w.heap[0].key <= nk {
 		top := w.heap[0]

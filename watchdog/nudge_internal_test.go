@@ -1,0 +1,63 @@
+package watchdog
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type countingTarget struct{ n atomic.Int32 }
+
+func (c *countingTarget) Expire(time.Time) { c.n.Add(1) }
+
+// A deadline that has come while the timer has not fired (due holds a
+// key in the past) is what Nudge is for: exactly one of many callers
+// wakes the watchdog, which expires what is due and re-arms, and Nudge
+// then reports false until the next deadline comes.
+func TestNudgeWakesTheWatchdogOnceForOneDueDeadline(t *testing.T) {
+	batches := make(chan struct{}, 16)
+	w := New(nil, AfterBatch(func() { batches <- struct{}{} }))
+	defer w.Stop()
+
+	var e Entry
+	tgt := new(countingTarget)
+	now := w.clk.Now()
+	require.True(t, w.Watch(&e, tgt, now.Add(time.Hour), now))
+	later := w.key(now.Add(time.Hour))
+	require.Equal(t, later, w.due.Load(), "due is the armed deadline")
+	assert.False(t, w.Nudge(), "nothing has come yet")
+
+	w.due.Store(1) // as if a deadline 1ns after the epoch were armed and its timer late
+	var woke atomic.Int32
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			if w.Nudge() {
+				woke.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), woke.Load(), "one caller wakes the watchdog")
+	<-batches // the pass the nudge asked for
+
+	assert.Equal(t, int32(0), tgt.n.Load(), "the hour-away deadline is not expired")
+	assert.Equal(t, later, w.due.Load(), "the pass re-armed for the watched deadline")
+	assert.False(t, w.Nudge())
+}
+
+// On a virtual clock timers fire exactly, and Nudge never reads it.
+func TestNudgeIsInertOnAVirtualClock(t *testing.T) {
+	mock := clock.NewMock()
+	w := New(mock)
+	defer w.Stop()
+	var e Entry
+	require.True(t, w.Watch(&e, new(countingTarget), mock.Now().Add(time.Second), mock.Now()))
+	w.due.Store(1)
+	assert.False(t, w.Nudge())
+}
