@@ -165,7 +165,8 @@ func WithName(name string) ActorOption {
 // WithMissHook sets a function told of every message of the actor that
 // misses its deadline, after its future has been failed: the actor's own
 // extension of the watchdog. It runs on whichever goroutine noticed the
-// miss (usually the watchdog's) and must be quick; a panic in it is
+// miss (usually the watchdog's, or its helper when it is behind; so it
+// may run for two messages at once) and must be quick; a panic in it is
 // logged and otherwise ignored.
 func WithMissHook(f func(*deadline.MissedError)) ActorOption {
 	return actorOptionFunc(func(c *actorConfig) { c.onMiss = f })

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -228,14 +229,19 @@ func BenchmarkMissLag(b *testing.B) {
 		actors, perActor int
 		span             time.Duration
 		opts             []crisp.Option
+		hogs             int
 	}{
-		{"100k spread 1s", 10_000, 10, time.Second, nil},
-		{"100k spread 100ms", 10_000, 10, 100 * time.Millisecond, nil},
-		{"1k spread 1s", 10, 100, time.Second, nil},
-		{"100k spread 1s precision", 10_000, 10, time.Second, []crisp.Option{crisp.WithPrecision(time.Millisecond)}},
-		{"1k spread 1s precision", 10, 100, time.Second, []crisp.Option{crisp.WithPrecision(time.Millisecond)}},
+		{"100k spread 1s", 10_000, 10, time.Second, nil, 0},
+		{"100k spread 100ms", 10_000, 10, 100 * time.Millisecond, nil, 0},
+		{"200k spread 100ms", 10_000, 20, 100 * time.Millisecond, nil, 0},
+		{"1k spread 1s", 10, 100, time.Second, nil, 0},
+		{"100k spread 1s precision", 10_000, 10, time.Second, []crisp.Option{crisp.WithPrecision(time.Millisecond)}, 0},
+		{"1k spread 1s precision", 10, 100, time.Second, []crisp.Option{crisp.WithPrecision(time.Millisecond)}, 0},
+		// The same beside goroutines that never yield, one per processor.
+		{"100k spread 1s hogs", 10_000, 10, time.Second, nil, runtime.GOMAXPROCS(0)},
+		{"100k spread 100ms hogs", 10_000, 10, 100 * time.Millisecond, nil, runtime.GOMAXPROCS(0)},
 	} {
-		b.Run(c.name, func(b *testing.B) { missLag(b, c.actors, c.perActor, c.span, c.opts...) })
+		b.Run(c.name, func(b *testing.B) { missLag(b, c.actors, c.perActor, c.span, c.hogs, c.opts...) })
 	}
 }
 
@@ -255,7 +261,17 @@ func waitBounded(wg *sync.WaitGroup, limit time.Time) bool {
 	}
 }
 
-func missLag(b *testing.B, actors, perActor int, span time.Duration, opts ...crisp.Option) {
+func missLag(b *testing.B, actors, perActor int, span time.Duration, hogs int, opts ...crisp.Option) {
+	var stop atomic.Bool
+	var hogged sync.WaitGroup
+	for range hogs {
+		hogged.Go(func() {
+			for !stop.Load() {
+			}
+		})
+	}
+	defer hogged.Wait()
+	defer stop.Store(true)
 	for b.Loop() {
 		sys := crisp.NewSystem(append([]crisp.Option{crisp.WithLogger(quiet)}, opts...)...)
 		release := make(chan struct{})

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/benbjohnson/clock"
@@ -234,12 +235,21 @@ func (m *message) name(j job) string {
 	return funcName(j.handler())
 }
 
+// funcNames caches funcName by code pointer: a miss reported by the
+// watchdog names its handler, and the runtime's symbol lookup costs more
+// than the rest of the report. Programs have finitely many handlers.
+var funcNames sync.Map // uintptr -> string
+
 func funcName(fn any) string {
 	v := reflect.ValueOf(fn)
 	if v.Kind() != reflect.Func || v.IsNil() {
 		return ""
 	}
-	f := runtime.FuncForPC(v.Pointer())
+	pc := v.Pointer()
+	if name, ok := funcNames.Load(pc); ok {
+		return name.(string)
+	}
+	f := runtime.FuncForPC(pc)
 	if f == nil {
 		return ""
 	}
@@ -247,5 +257,6 @@ func funcName(fn any) string {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
 	}
+	funcNames.Store(pc, name)
 	return name
 }

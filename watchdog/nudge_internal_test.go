@@ -61,3 +61,39 @@ func TestNudgeIsInertOnAVirtualClock(t *testing.T) {
 	w.due.Store(1)
 	assert.False(t, w.Nudge())
 }
+
+// A batch found well after its deadlines is shared with a helper
+// goroutine: every target is still called exactly once, with the one
+// reading, and the watchdog is idle only once the helper is done.
+func TestALateBatchIsExpiredOnceEachWithAHelper(t *testing.T) {
+	batches := make(chan struct{}, 64)
+	w := New(nil, AfterBatch(func() { batches <- struct{}{} }))
+	const n = 4 * helpMin
+	entries := make([]Entry, n)
+	targets := make([]countingTarget, n)
+	w.mu.Lock()
+	for i := range entries {
+		// Due a second before the watchdog started: far behind.
+		w.seq++
+		e := &entries[i]
+		e.w, e.seq, e.target = w, w.seq, &targets[i]
+		w.heap = append(w.heap, slot{key: -int64(time.Second) + int64(i), seq: w.seq, e: e})
+		w.up(len(w.heap) - 1)
+	}
+	w.mu.Unlock()
+	w.fired()
+	for {
+		<-batches
+		w.mu.Lock()
+		idle := !w.firing && w.kicks == 0 && w.helping == 0
+		w.mu.Unlock()
+		if idle {
+			break
+		}
+	}
+	w.Stop()
+	for i := range targets {
+		assert.Equal(t, int32(1), targets[i].n.Load(), "target %d", i)
+	}
+	assert.Zero(t, w.Len())
+}

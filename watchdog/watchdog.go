@@ -17,7 +17,10 @@
 // deadlines; the Go runtime's own timers make the same trade). Heap moves touch only the heap's own array, never the watched
 // values, which keeps a heap of a million deadlines in cache-friendly
 // order. Targets are called on the watchdog's goroutine, one after
-// another: they must be quick and must not block. New starts the
+// another, except when the watchdog falls behind (a large batch found
+// well after its deadlines): then one helper goroutine shares the
+// batch's calls, so two targets may run at once, each still once. They
+// must be quick and must not block. New starts the
 // goroutine; Stop ends it and waits for it.
 //
 // Under a mock clock or inside a testing/synctest bubble the timer is
@@ -38,8 +41,9 @@ import (
 
 // Target is told when the deadline it was watched for has come.
 type Target interface {
-	// Expire is called once, on the watchdog's goroutine, with the clock
-	// reading at which the deadline was found to have passed.
+	// Expire is called once, with the clock reading at which the
+	// deadline was found to have passed: on the watchdog's goroutine, or
+	// on a helper when the watchdog falls behind (see the package doc).
 	Expire(now time.Time)
 }
 
@@ -123,7 +127,11 @@ type Watchdog struct {
 	isArm  bool
 	firing bool // a batch has left the heap and is being expired
 	kicks  int  // timer firings not yet handled by expire
-	stop   bool
+	// helping counts helper goroutines still expiring part of a batch
+	// the watchdog's goroutine has finished with (see share).
+	helping int
+	helpers sync.WaitGroup // helper goroutines, which Stop waits for
+	stop    bool
 
 	// real is set for clock.New()'s clock, the only one Nudge reads.
 	real bool
@@ -262,7 +270,7 @@ func (w *Watchdog) next() (int64, bool) {
 func (w *Watchdog) Idle(now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.firing || w.kicks > 0 {
+	if w.firing || w.kicks > 0 || w.helping > 0 {
 		return false
 	}
 	return !w.mock || !w.isArm || w.armed > w.key(now)
@@ -355,6 +363,7 @@ func (w *Watchdog) fired() {
 
 func (w *Watchdog) loop() {
 	defer close(w.done)
+	defer w.helpers.Wait()
 	for {
 		select {
 		case <-w.quit:
@@ -421,8 +430,10 @@ func (w *Watchdog) expire() {
 	w.isArm = false
 	w.due.Store(noDue)
 	batch := w.batch[:0]
+	first := nk // key of the earliest deadline in the batch
 	for len(w.heap) > 0 && w.heap[0].key <= nk {
 		top := w.heap[0]
+		first = min(first, top.key)
 		w.removeTop()
 		if !top.live() {
 			w.stale--
@@ -437,13 +448,23 @@ func (w *Watchdog) expire() {
 		// took time, and the timer must not be late by that much.
 		w.arm(k, w.clk.Now())
 	}
+	help := len(batch) >= helpMin && nk-first >= int64(helpBehind) && runtime.GOMAXPROCS(0) > 1
+	if help {
+		w.helping++
+		w.helpers.Add(1)
+	}
 	w.mu.Unlock()
 
-	for i, t := range batch {
-		batch[i] = nil
-		t.Expire(now)
+	if help {
+		w.share(batch, now)
+		w.batch = nil // the helper may still read it
+	} else {
+		for i, t := range batch {
+			batch[i] = nil
+			t.Expire(now)
+		}
+		w.batch = batch[:0]
 	}
-	w.batch = batch[:0]
 
 	w.mu.Lock()
 	w.firing = false
@@ -452,6 +473,50 @@ func (w *Watchdog) expire() {
 	if w.afterBatch != nil {
 		w.afterBatch()
 	}
+}
+
+// When the watchdog falls behind (a batch of at least helpMin targets,
+// the earliest due helpBehind or more before the reading that found
+// them), it shares the batch's Expire calls with one helper goroutine.
+// Detection stays on the watchdog's goroutine: the batch is taken out
+// of the heap, in order, before anyone expires it; only the targets'
+// work (failing messages, waking their callers) is shared. A helper
+// pays only where a processor is idle: the new goroutine waits in the
+// watchdog's processor's run queue until another processor, finding
+// nothing else to do, takes it, and if none does, it starts only after
+// the watchdog's goroutine has claimed every target and finds nothing
+// left. On virtual time the watchdog is never behind, so targets are
+// called in the same order as without helpers.
+const (
+	helpMin    = 32
+	helpBehind = 50 * time.Microsecond
+)
+
+// share calls Expire on every target of batch, each exactly once, on
+// this goroutine and one helper, which claim targets in order from a
+// shared counter.
+func (w *Watchdog) share(batch []Target, now time.Time) {
+	var next atomic.Int64
+	claim := func() {
+		for {
+			i := next.Add(1) - 1
+			if i >= int64(len(batch)) {
+				return
+			}
+			batch[i].Expire(now)
+		}
+	}
+	go func() {
+		defer w.helpers.Done()
+		claim()
+		w.mu.Lock()
+		w.helping--
+		w.mu.Unlock()
+		if w.afterBatch != nil {
+			w.afterBatch() // WaitIdle's waiters may be waiting for this helper
+		}
+	}()
+	claim()
 }
 
 // The heap is 4-ary: the children of slot i are 4i+1 to 4i+4. Half the

@@ -30,6 +30,7 @@ type timelinessCmd struct {
 	Seed     uint64        `default:"1" help:"Seed of the random workloads and deadline schedules (at least 1)."`
 	Repeat   int           `default:"1" help:"Runs of each lag scenario, to show the spread of real-clock figures."`
 	Window   time.Duration `default:"0s" help:"Span of deadlines measured per lag run (0: 2s, or 30ms with --quick)."`
+	Hogs     int           `default:"2" help:"Goroutines that never yield, run beside the actors in the lag section's contention cells; every cell is also measured without them (0: no contention cells)."`
 }
 
 func (c *timelinessCmd) Help() string {
@@ -67,6 +68,8 @@ func (c *timelinessCmd) Validate() error {
 		return fmt.Errorf("--repeat must be at least 1, not %d", c.Repeat)
 	case c.Window < 0:
 		return fmt.Errorf("--window must not be negative, not %v", c.Window)
+	case c.Hogs < 0:
+		return fmt.Errorf("--hogs must not be negative, not %d", c.Hogs)
 	}
 	return nil
 }
@@ -76,8 +79,11 @@ func (c *timelinessCmd) Run(e *env) error {
 	if c.Section == "all" {
 		sections = timeliness.Sections
 	}
+	if c.Hogs == 0 {
+		c.Hogs = -1 // no contention cells
+	}
 	opts := timeliness.Options{
-		Quick: c.Quick, Seed: c.Seed, Repeat: c.Repeat, Window: c.Window,
+		Quick: c.Quick, Seed: c.Seed, Repeat: c.Repeat, Window: c.Window, Hogs: c.Hogs,
 		Progress: func(s string) { fmt.Fprintln(e.stderr, s) },
 	}
 	before := timeliness.ThisMachine()

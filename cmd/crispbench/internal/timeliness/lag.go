@@ -32,6 +32,12 @@ const (
 	// of spinning each, each sending the next at a higher priority than
 	// the deadlined messages), so their runners are runnable all the time.
 	Busy
+	// Long: every probe goes to one actor, held by a handler blocked on
+	// a channel, while each of the other actors runs a chain of long
+	// CPU-bound messages (250-350µs of spinning each). Nothing that
+	// holds a processor blocks for longer than a handler, so the miss is
+	// noticed only if the runtime looks between handlers.
+	Long
 )
 
 // MarshalText writes the load's name, for JSON.
@@ -39,13 +45,16 @@ func (l Load) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
 
 // UnmarshalText reads a load's name.
 func (l *Load) UnmarshalText(b []byte) error {
-	return unmarshalName(l, b, []Load{Idle, Busy})
+	return unmarshalName(l, b, []Load{Idle, Busy, Long})
 }
 
 // String returns the load's name.
 func (l Load) String() string {
-	if l == Busy {
+	switch l {
+	case Busy:
 		return "busy"
+	case Long:
+		return "long"
 	}
 	return "idle"
 }
@@ -123,7 +132,7 @@ type LagConfig struct {
 	// pending counts.
 	MaxRate float64
 	MinSpan time.Duration
-	// MaxBusyActors skips Busy cells with more actors than this: with
+	// MaxBusyActors skips Busy and Long cells with more actors than this: with
 	// every runner always runnable and CPU-bound, the Go scheduler gives
 	// each a 10ms time slice, so a goroutine that yields (the waiters,
 	// the harness) waits about actors×10ms/GOMAXPROCS, 50s for 10,000
@@ -139,7 +148,7 @@ func DefaultLag(quick bool) LagConfig {
 	c := LagConfig{
 		Pending:    []int{1, 1_000, 100_000},
 		Actors:     []int{10, 10_000},
-		Loads:      []Load{Idle, Busy},
+		Loads:      []Load{Idle, Busy, Long},
 		Hogs:       []int{0, 2},
 		Mechanisms: Mechanisms,
 		Window:     2 * time.Second,
@@ -210,7 +219,7 @@ func Lag(ctx context.Context, c LagConfig, progress func(string)) (*LagResult, e
 	for _, p := range c.Pending {
 		for _, a := range c.Actors {
 			for _, l := range c.Loads {
-				if l == Busy && c.MaxBusyActors > 0 && a > c.MaxBusyActors {
+				if l != Idle && c.MaxBusyActors > 0 && a > c.MaxBusyActors {
 					continue
 				}
 				for _, h := range c.Hogs {
@@ -265,11 +274,14 @@ type lagActor struct {
 	self *crisp.Actor[*lagActor]
 	r    *rand.Rand
 	stop *atomic.Bool
+	// work and jitter make each chained message spin for
+	// U(work, work+jitter).
+	work, jitter time.Duration
 }
 
-// chain is a busy actor's message: spin 20-50µs, then send the next.
+// chain is a busy actor's message: spin a while, then send the next.
 func chain(_ *crisp.Proc, s *lagActor) {
-	spin(time.Duration(20_000 + s.r.IntN(30_000)))
+	spin(s.work + time.Duration(s.r.Int64N(int64(s.jitter))))
 	if !s.stop.Load() {
 		crisp.Tell(s.self, chain, crisp.Priority(1))
 	}
@@ -343,11 +355,15 @@ func lagRun(ctx context.Context, c LagConfig, cell LagCell, mech Mechanism) (Lag
 	)
 	actors := make([]*crisp.Actor[*lagActor], cell.Actors)
 	for i := range actors {
-		st := &lagActor{r: rand.New(rand.NewPCG(c.Seed, uint64(i))), stop: &stop}
+		st := &lagActor{r: rand.New(rand.NewPCG(c.Seed, uint64(i))), stop: &stop,
+			work: 20 * time.Microsecond, jitter: 30 * time.Microsecond}
+		if cell.Load == Long {
+			st.work, st.jitter = 250*time.Microsecond, 100*time.Microsecond
+		}
 		actors[i] = crisp.Spawn(sys, st, crisp.WithPolicy(policy.Priority()))
 		st.self = actors[i]
 		held.Add(1)
-		busy := cell.Load == Busy
+		busy := cell.Load == Busy || cell.Load == Long && i > 0 // Long: actor 0 takes the probes, blocked
 		crisp.Tell(actors[i], func(p *crisp.Proc, s *lagActor) {
 			held.Done()
 			if !busy {
@@ -391,6 +407,9 @@ func lagRun(ctx context.Context, c LagConfig, cell LagCell, mech Mechanism) (Lag
 			r := rand.New(rand.NewPCG(c.Seed, uint64(i)+1<<32))
 			off := lead + time.Duration(r.Int64N(int64(span)))
 			a := actors[i%len(actors)]
+			if cell.Load == Long {
+				a = actors[0]
+			}
 			first := true
 			for !aborted.Load() {
 				dl := t0.Add(off)

@@ -16,6 +16,11 @@ type Options struct {
 	Seed   uint64        // seed of workloads and deadline schedules
 	Repeat int           // runs per lag scenario (0: the default, 1)
 	Window time.Duration // measured span per lag run (0: the default)
+	// Hogs, if positive, is the number of goroutines that never yield
+	// run beside the actors in the lag section's contention cells (each
+	// cell is measured without them too); 0 keeps the default, 2; a
+	// negative value leaves the contention cells out.
+	Hogs int
 	// Progress, if not nil, hears what long sections are doing.
 	Progress func(string)
 }
@@ -40,6 +45,12 @@ func Run(ctx context.Context, section string, o Options) (Result, error) {
 		}
 		if o.Window > 0 {
 			c.Window = o.Window
+		}
+		switch {
+		case o.Hogs > 0:
+			c.Hogs = []int{0, o.Hogs}
+		case o.Hogs < 0:
+			c.Hogs = []int{0}
 		}
 		return Lag(ctx, c, o.Progress)
 	case "lateness":
