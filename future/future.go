@@ -311,22 +311,34 @@ func wake(h *node) {
 		}
 	}
 	var first any
-	for i := len(ns) - 1; i >= 0; i-- {
-		if fn := ns[i].fn; fn != nil {
-			if r := call(fn); r != nil && first == nil {
-				first = r
-			}
-		}
+	for i := len(ns) - 1; i >= 0; {
+		i, first = callFrom(ns, i, first)
 	}
 	if first != nil {
 		panic(first)
 	}
 }
 
-func call(fn func()) (r any) {
-	defer func() { r = recover() }()
-	fn()
-	return nil
+// callFrom calls the callbacks of ns[i], ns[i-1], ..., ns[0] until one
+// panics, and returns where to go on (-1 when done) and the first panic
+// seen. One deferred recover covers the whole run rather than one per
+// callback: the watchdog resolves futures by the hundred thousand a
+// second.
+func callFrom(ns []*node, i int, first any) (next int, panicked any) {
+	defer func() {
+		if r := recover(); r != nil {
+			next, panicked = i-1, first
+			if panicked == nil {
+				panicked = r
+			}
+		}
+	}()
+	for ; i >= 0; i-- {
+		if fn := ns[i].fn; fn != nil {
+			fn()
+		}
+	}
+	return -1, first
 }
 
 // Promise is the writing side of a Future: whoever holds it resolves the

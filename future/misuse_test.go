@@ -32,6 +32,18 @@ func TestMisuseAPanickingCallbackReachesTheResolver(t *testing.T) {
 	assert.NoError(t, err, "the future is resolved all the same")
 }
 
+func TestMisuseSeveralPanickingCallbacksRaiseTheFirst(t *testing.T) {
+	p := future.NewPromise[int](nil)
+	f := p.Future()
+	var ran []int
+	require.True(t, f.OnResolve(func() { ran = append(ran, 1); panic("first") }))
+	require.True(t, f.OnResolve(func() { ran = append(ran, 2) }))
+	require.True(t, f.OnResolve(func() { ran = append(ran, 3); panic("second") }))
+	require.True(t, f.OnResolve(func() { ran = append(ran, 4) }))
+	assert.PanicsWithValue(t, "first", func() { p.Resolve(1, nil) })
+	assert.Equal(t, []int{1, 2, 3, 4}, ran, "every callback runs, in the order they were added")
+}
+
 func TestMisuseZeroAndNilPromises(t *testing.T) {
 	var zero future.Promise[string] // usable, on the real clock
 	_, err := zero.Future().GetWithin(time.Millisecond)
