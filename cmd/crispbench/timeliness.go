@@ -38,7 +38,11 @@ func (c *timelinessCmd) Help() string {
 tables (or JSON), optionally with an SVG chart:
 
   lag       real clock: deadline to the return of the caller's Get, against
-            time.AfterFunc and context.WithDeadline; also on virtual time
+            time.AfterFunc and context.WithDeadline; also on virtual time.
+            Actors idle (held by a blocked handler), busy (20-50µs
+            CPU-bound handlers) or long (250-350µs handlers, every probe on
+            one stuck actor); each cell also beside --hogs goroutines that
+            never yield
   lateness  virtual time: start slack and non-preemptive blocking per policy
   quality   virtual time: miss ratio and useful work against utilisation
   overhead  real clock: throughput with deadlines on and off, watchdog CPU
@@ -50,6 +54,7 @@ Examples:
     crispbench timeliness quality --chart quality.svg
     crispbench timeliness all --repeat 3 --chart-dir docs/timeliness
     crispbench timeliness lag --quick --format json
+    crispbench timeliness lag --hogs 4 --repeat 2
 `
 }
 

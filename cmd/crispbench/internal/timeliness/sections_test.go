@@ -60,6 +60,27 @@ func TestLagMeasuresEveryCell(t *testing.T) {
 	assert.Positive(t, r.Virtual[0].Misses)
 }
 
+// The long load's cell runs: every probe waits on one stuck actor while
+// the others' runners burn the processors in long handlers, and the
+// misses are reported and tabled. (How promptly is the benchmark's to
+// say, not a test's. The baselines may report none in so short a
+// window: their callers wait for runners that yield only every few
+// milliseconds.)
+func TestLagLongHandlers(t *testing.T) {
+	c := timeliness.DefaultLag(true)
+	c.Pending, c.Loads, c.Mechanisms = []int{50}, []timeliness.Load{timeliness.Long}, []timeliness.Mechanism{timeliness.Crisp}
+	r, err := timeliness.Lag(context.Background(), c, nil)
+	require.NoError(t, err)
+	require.Len(t, r.Cells, 1)
+	assert.Equal(t, timeliness.Long, r.Cells[0].Load)
+	assert.Greater(t, r.Cells[0].Merged[timeliness.Crisp.String()].Count, int64(100))
+	var md bytes.Buffer
+	for _, tb := range r.Tables() {
+		require.NoError(t, tb.Markdown(&md))
+	}
+	assert.Contains(t, md.String(), "| long |")
+}
+
 func TestLatenessFigures(t *testing.T) {
 	c := timeliness.DefaultLateness(true)
 	r, err := timeliness.Lateness(context.Background(), c)
