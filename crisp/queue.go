@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/crisprt/crisp/deadline"
@@ -31,13 +32,19 @@ type failure struct {
 	at  time.Time
 }
 
-// takeFailed hands over the failures gathered under the lock. Called
-// with a.mu held.
-func (a *core) takeFailed() []failure {
-	if a.failed == nil {
-		return nil
-	}
-	f := *a.failed
+// failures is a list of outcomes gathered under an actor's lock. Lists
+// are pooled: the watchdog gathers one per actor it expires, up to
+// millions a second, and a goroutine that allocates while the collector
+// marks is made to help it mark (a heap of 100,000 parked callers' stacks
+// makes that help long), so the miss path allocates as little as it can.
+type failures []failure
+
+var failurePool = sync.Pool{New: func() any { return new(failures) }}
+
+// takeFailed hands over the failures gathered under the lock, for
+// failAll. Called with a.mu held.
+func (a *core) takeFailed() *failures {
+	f := a.failed
 	a.failed = nil
 	return f
 }
@@ -46,18 +53,28 @@ func (a *core) takeFailed() []failure {
 // held.
 func (a *core) addFailure(f failure) {
 	if a.failed == nil {
-		a.failed = new([]failure)
+		a.failed = failurePool.Get().(*failures)
 	}
 	*a.failed = append(*a.failed, f)
 }
 
-func (a *core) failAll(fs []failure) {
-	for _, f := range fs {
+// failAll delivers fs, taken from takeFailed (nil if there were none),
+// and gives the list back to the pool. Called without a.mu.
+func (a *core) failAll(fs *failures) {
+	if fs == nil {
+		return
+	}
+	for i, f := range *fs {
+		(*fs)[i] = failure{}
 		if f.err == nil {
 			a.miss(f.m, f.at)
 		} else {
 			a.fail(f.m.item.Payload.(job), f.err)
 		}
+	}
+	if cap(*fs) <= 64 { // keep no list a burst has grown large
+		*fs = (*fs)[:0]
+		failurePool.Put(fs)
 	}
 }
 
