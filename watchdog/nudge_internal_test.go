@@ -58,7 +58,8 @@ func TestNudgeIsInertOnAVirtualClock(t *testing.T) {
 	defer w.Stop()
 	var e Entry
 	require.True(t, w.Watch(&e, new(countingTarget), mock.Now().Add(time.Second), mock.Now()))
-	w.due.Store(1)
+	assert.Equal(t, int64(noDue), w.due.Load(), "no deadline is published for Nudge")
+	mock.Add(2 * time.Second)
 	assert.False(t, w.Nudge())
 }
 

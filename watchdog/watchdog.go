@@ -111,7 +111,8 @@ type Watchdog struct {
 	afterBatch func()
 	margin     atomic.Int64 // Precision's margin, a time.Duration; 0 when off
 
-	// due is the key the timer is armed for (noDue when it is not), for
+	// due is the key the timer is armed for (noDue when it is not, and
+	// always on a clock other than the real one), for
 	// Nudge to compare with a clock reading without taking mu. It is
 	// written under mu; Nudge swaps it to noDue when it claims a firing,
 	// so that many goroutines noticing one due deadline wake the
@@ -324,12 +325,17 @@ const noDue = math.MaxInt64
 // it. Nudge never expires anything itself: detection stays on the
 // watchdog's goroutine, in deadline order.
 func (w *Watchdog) Nudge() bool {
-	d := w.due.Load()
-	if d == noDue || !w.real {
+	if w.due.Load() == noDue { // small enough to inline: the usual case costs no call
 		return false
 	}
-	now := int64(time.Since(w.epoch)) // clock seam: w.clk is the real clock (w.real); its monotonic reading, without the wall clock
-	if now < d || !w.due.CompareAndSwap(d, noDue) {
+	return w.nudge()
+}
+
+// nudge is Nudge once a deadline is armed.
+func (w *Watchdog) nudge() bool {
+	d := w.due.Load()
+	now := int64(time.Since(w.epoch)) // clock seam: w.clk is the real clock (due is set only then); its monotonic reading, without the wall clock
+	if d == noDue || now < d || !w.due.CompareAndSwap(d, noDue) {
 		return false
 	}
 	w.fired()
@@ -340,7 +346,9 @@ func (w *Watchdog) Nudge() bool {
 func (w *Watchdog) arm(k int64, now time.Time) {
 	d := time.Duration(k-w.key(now)) - time.Duration(w.margin.Load()) // Precision: wake early, spin the rest
 	w.armed, w.isArm = k, true
-	w.due.Store(k) // the deadline itself, not the early wake-up Precision asks for
+	if w.real { // Nudge reads the real clock only
+		w.due.Store(k) // the deadline itself, not the early wake-up Precision asks for
+	}
 	if w.timer == nil {
 		w.timer = w.clk.AfterFunc(d, w.fired)
 	} else {
