@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,9 @@ type timelinessCmd struct {
 	Seed     uint64        `default:"1" help:"Seed of the random workloads and deadline schedules (at least 1)."`
 	Repeat   int           `default:"1" help:"Runs of each lag scenario, to show the spread of real-clock figures."`
 	Window   time.Duration `default:"0s" help:"Span of deadlines measured per lag run (0: 2s, or 30ms with --quick)."`
+	Pending  []int         `placeholder:"N,..." help:"Lag section: pending deadline counts to measure (default 1,1000,100000)."`
+	Actors   []int         `placeholder:"N,..." help:"Lag section: actor counts to measure (default 10,10000)."`
+	Load     []string      `enum:"idle,busy,long" placeholder:"LOAD,..." help:"Lag section: loads to measure: idle, busy, long (default all three)."`
 	Hogs     int           `default:"2" help:"Goroutines that never yield, run beside the actors in the lag section's contention cells; every cell is also measured without them (0: no contention cells)."`
 }
 
@@ -55,6 +59,7 @@ Examples:
     crispbench timeliness all --repeat 3 --chart-dir docs/timeliness
     crispbench timeliness lag --quick --format json
     crispbench timeliness lag --hogs 4 --repeat 2
+    crispbench timeliness lag --pending 1000 --actors 10 --load busy,long
 `
 }
 
@@ -75,6 +80,10 @@ func (c *timelinessCmd) Validate() error {
 		return fmt.Errorf("--window must not be negative, not %v", c.Window)
 	case c.Hogs < 0:
 		return fmt.Errorf("--hogs must not be negative, not %d", c.Hogs)
+	case slices.ContainsFunc(c.Pending, func(n int) bool { return n < 1 }):
+		return fmt.Errorf("--pending counts must be at least 1, not %v", c.Pending)
+	case slices.ContainsFunc(c.Actors, func(n int) bool { return n < 1 }):
+		return fmt.Errorf("--actors counts must be at least 1, not %v", c.Actors)
 	}
 	return nil
 }
@@ -89,7 +98,15 @@ func (c *timelinessCmd) Run(e *env) error {
 	}
 	opts := timeliness.Options{
 		Quick: c.Quick, Seed: c.Seed, Repeat: c.Repeat, Window: c.Window, Hogs: c.Hogs,
+		Pending: c.Pending, Actors: c.Actors,
 		Progress: func(s string) { fmt.Fprintln(e.stderr, s) },
+	}
+	for _, l := range c.Load {
+		var load timeliness.Load
+		if err := load.UnmarshalText([]byte(l)); err != nil {
+			return err // kong has checked the names
+		}
+		opts.Loads = append(opts.Loads, load)
 	}
 	before := timeliness.ThisMachine()
 	results := map[string]timeliness.Result{}

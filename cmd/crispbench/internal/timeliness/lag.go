@@ -194,10 +194,9 @@ type LagRun struct {
 // histograms merged.
 type LagCellResult struct {
 	LagCell
-	LoadName string               `json:"load"`
-	Span     time.Duration        `json:"span_ns"`
-	Runs     map[string][]LagRun  `json:"runs"`   // by mechanism
-	Merged   map[string]Quantiles `json:"merged"` // by mechanism, all runs' samples
+	Span   time.Duration        `json:"span_ns"`
+	Runs   map[string][]LagRun  `json:"runs"`   // by mechanism
+	Merged map[string]Quantiles `json:"merged"` // by mechanism, all runs' samples
 }
 
 // LagResult is the lag section's outcome.

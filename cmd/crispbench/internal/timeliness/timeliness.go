@@ -21,6 +21,10 @@ type Options struct {
 	// cell is measured without them too); 0 keeps the default, 2; a
 	// negative value leaves the contention cells out.
 	Hogs int
+	// Pending, Actors and Loads, if not empty, replace the lag section's
+	// rows of those dimensions (to measure a few cells of the grid).
+	Pending, Actors []int
+	Loads           []Load
 	// Progress, if not nil, hears what long sections are doing.
 	Progress func(string)
 }
@@ -45,6 +49,15 @@ func Run(ctx context.Context, section string, o Options) (Result, error) {
 		}
 		if o.Window > 0 {
 			c.Window = o.Window
+		}
+		if len(o.Pending) > 0 {
+			c.Pending = o.Pending
+		}
+		if len(o.Actors) > 0 {
+			c.Actors = o.Actors
+		}
+		if len(o.Loads) > 0 {
+			c.Loads = o.Loads
 		}
 		switch {
 		case o.Hogs > 0:
