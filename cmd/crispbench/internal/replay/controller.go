@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"math"
 	"time"
 
 	"github.com/crisprt/crisp/crisp"
@@ -147,9 +148,30 @@ func (c *controller) pollLiterally(p *crisp.Proc, j *job) {
 
 // nextCheck returns the first status check at or after now of a job
 // submitted at from and checked every d from then on.
+// Its arithmetic saturates: a check that would lie more than about 292
+// years after from (beyond time.Duration) is at the latest instant the
+// replay's clock reaches, which the caller clamps to.
 func nextCheck(from, now time.Time, d time.Duration) time.Time {
-	n := (now.Sub(from) + d - 1) / d
-	return from.Add(max(n, 1) * d)
+	w := now.Sub(from) // saturates
+	n := w / d
+	if n*d < w {
+		n++
+	}
+	n = max(n, 1)
+	if n > math.MaxInt64/d {
+		return from.Add(math.MaxInt64)
+	}
+	return from.Add(n * d)
+}
+
+// addSat returns a+b for non-negative a and b, saturating at the
+// largest time.Duration (about 292 years) instead of wrapping to a
+// negative one.
+func addSat(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // kindOf maps a node's answer to what the customer is told.
@@ -182,7 +204,7 @@ type attempt struct {
 func (c *controller) attempt(p *crisp.Proc, j *job, a attempt) {
 	f := c.send(j, a.node, j.startDeadline)
 	c.inFlight[a.node]++
-	waited := either(c, f, p.Now().Add(j.startDeadline+j.resultTimeout))
+	waited := either(c, f, p.Now().Add(addSat(j.startDeadline, j.resultTimeout)))
 	crisp.Then(p, waited, func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error) {
 		if f.Ready() {
 			c.ended(p, j, a, f)
