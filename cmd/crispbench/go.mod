@@ -9,6 +9,7 @@ require github.com/crisprt/crisp v0.0.0
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/alecthomas/kong v1.17.0
+	github.com/mattn/go-runewidth v0.0.16
 	github.com/schollz/progressbar/v3 v3.19.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0

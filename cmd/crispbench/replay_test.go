@@ -179,3 +179,15 @@ func TestReplayHelp(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "  replay        Replay a job log under the polling and the deadline Controller,")
 }
+
+// Issue 14, item 6, from the command line: terms whose sum passes the
+// largest duration saturate; a completed job is reported completed.
+func TestReplayHugeTerms(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "one.csv")
+	require.NoError(t, os.WriteFile(path, []byte("job,customer,submitted,duration,node,outcome\n"+
+		"J1,C1,2013-02-01T09:00:00Z,10m,node-1,completed\n"), 0o644))
+	out, _, err := runArgs(t, "replay", path, "--strategy", "deadline", "--format", "csv",
+		"--start-deadline", "2562047h", "--result-timeout", "2562047h")
+	require.NoError(t, err)
+	assert.Contains(t, out, "deadline,,1,1,0,0,0,0,0,1,600,600\n", "completed, first answer after 10 minutes")
+}

@@ -115,7 +115,7 @@ func waits(r *replay.Report) (*plot.Plot, error) {
 	for _, res := range r.Results {
 		ws := res.Total.Waits()
 		if len(ws) > 0 {
-			lo, hi = min(lo, max(ws[0], time.Second)), max(hi, ws[len(ws)-1])
+			lo, hi = min(lo, max(ws[0].Wait, time.Second)), max(hi, ws[len(ws)-1].Wait)
 		}
 	}
 	p.X.Min, p.X.Max = minutes(lo), minutes(hi)
@@ -125,17 +125,22 @@ func waits(r *replay.Report) (*plot.Plot, error) {
 		ws, n := res.Total.Waits(), res.Total.Requested
 		xys := make(plotter.XYs, 0, maxPoints+2)
 		xys = append(xys, plotter.XY{X: p.X.Min, Y: 0})
-		step := max(1, len(ws)/maxPoints)
-		for i := 0; i < len(ws); i += step {
-			// Share answered by ws[i]: all equal waits count.
-			j := i
-			for j+1 < len(ws) && ws[j+1] == ws[i] {
-				j++
+		answered := 0
+		for _, w := range ws {
+			answered += w.Jobs
+		}
+		// One point per distinct wait (the share answered by then), at
+		// most about maxPoints of them, evenly spread over the jobs.
+		step := max(1, answered/maxPoints)
+		seen, next := 0, 0
+		for _, w := range ws {
+			if seen += w.Jobs; seen > next {
+				xys = append(xys, plotter.XY{X: minutes(max(w.Wait, time.Second)), Y: 100 * float64(seen) / float64(n)})
+				next = seen + step - 1
 			}
-			xys = append(xys, plotter.XY{X: minutes(max(ws[i], time.Second)), Y: 100 * float64(j+1) / float64(n)})
 		}
 		if len(ws) > 0 {
-			xys = append(xys, plotter.XY{X: p.X.Max, Y: 100 * float64(len(ws)) / float64(n)})
+			xys = append(xys, plotter.XY{X: p.X.Max, Y: 100 * float64(answered) / float64(n)})
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {

@@ -94,9 +94,6 @@ func (r *record) job() (Job, *fieldError) {
 	if j.Submitted, err = time.Parse(time.RFC3339, r.text[fSubmitted]); err != nil {
 		return j, bad(fSubmitted, "%q is not an RFC 3339 time (like 2013-02-01T09:30:00Z)", r.text[fSubmitted])
 	}
-	if j.Submitted.IsZero() { // Go's "no time", which a Writer refuses too
-		return j, bad(fSubmitted, "%q is the zero time", r.text[fSubmitted])
-	}
 	if j.Duration, err = parseDuration(r.text[fDuration]); err != nil {
 		return j, &fieldError{fDuration, err}
 	}
@@ -176,8 +173,8 @@ func check(j *Job) *fieldError {
 	}
 	_, offset := j.Submitted.Zone()
 	switch {
-	case j.Submitted.IsZero():
-		return bad(fSubmitted, "zero time")
+	// The zero time.Time is 0001-01-01T00:00:00Z, the first instant
+	// RFC 3339 writes: a time like any other here.
 	case j.Submitted.Year() < 1 || j.Submitted.Year() > 9999 || j.Submitted.Before(time.Time{}):
 		return bad(fSubmitted, "%s is outside the years 0001 to 9999 that RFC 3339 writes", j.Submitted.Format(time.RFC3339))
 	case offset%60 != 0:

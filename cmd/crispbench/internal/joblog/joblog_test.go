@@ -398,7 +398,7 @@ func TestWriterRefusesWhatCannotBeReadBack(t *testing.T) {
 		{"empty id", func(j *joblog.Job) { j.ID = "" }, "job"},
 		{"empty customer", func(j *joblog.Job) { j.Customer = "" }, "customer"},
 		{"empty node", func(j *joblog.Job) { j.Node = "" }, "node"},
-		{"zero time", func(j *joblog.Job) { j.Submitted = time.Time{} }, "submitted"},
+		{"a time before year 0001", func(j *joblog.Job) { j.Submitted = time.Time{}.Add(-time.Second) }, "submitted"},
 		{"negative duration", func(j *joblog.Job) { j.Duration = -time.Second }, "duration"},
 		{"no outcome", func(j *joblog.Job) { j.Outcome = 0 }, "outcome"},
 		{"negative start deadline", func(j *joblog.Job) { j.Agreement.StartDeadline = -time.Second }, "start_deadline"},
@@ -450,4 +450,29 @@ func TestOutcomeAndFormatNames(t *testing.T) {
 	assert.Error(t, joblog.NewWriter(&buf, 0).Write(sample()[0]))
 	_, err := read(t, goodCSV, joblog.WithFormat(7))
 	assert.ErrorContains(t, err, "unknown format")
+}
+
+// The format takes times from the years 0001 to 9999, both ends
+// included: 0001-01-01T00:00:00Z is Go's zero time, but a time as good
+// as any other in a log.
+func TestFirstAndLastYearsReadAndWriteBack(t *testing.T) {
+	for _, f := range []joblog.Format{joblog.CSV, joblog.JSONL} {
+		t.Run(f.String(), func(t *testing.T) {
+			var buf bytes.Buffer
+			w := joblog.NewWriter(&buf, f)
+			first := joblog.Job{ID: "J1", Customer: "C1", Submitted: at("0001-01-01T00:00:00Z"), Duration: time.Minute, Node: "n1", Outcome: joblog.Completed}
+			last := first
+			last.ID, last.Submitted = "J2", at("9999-12-31T23:59:59Z")
+			require.NoError(t, w.Write(first))
+			require.NoError(t, w.Write(last))
+			require.NoError(t, w.Flush())
+			assert.Contains(t, buf.String(), "0001-01-01T00:00:00Z")
+
+			jobs, err := read(t, buf.String())
+			require.NoError(t, err)
+			require.Len(t, jobs, 2)
+			assert.True(t, jobs[0].Submitted.Equal(first.Submitted))
+			assert.True(t, jobs[1].Submitted.Equal(last.Submitted))
+		})
+	}
 }

@@ -66,12 +66,13 @@ func (s *synthetic) Read(p []byte) (int, error) {
 
 // TestStreamingMemoryIsBounded reads a 1,000,000-job log in each format
 // and checks that the heap stays far below the log's size, and so
-// below the 1 GiB the replay may use. With -short or under the race
-// detector (which slows this single-goroutine loop tenfold and finds
-// nothing in it) the log has 100,000 jobs.
+// below the 1 GiB the replay may use. The million jobs take some ten
+// seconds, so they need CRISP_LONG=1 (.ci/run sets it); otherwise, and
+// under the race detector (which slows this single-goroutine loop
+// tenfold and finds nothing in it), the log has 100,000 jobs.
 func TestStreamingMemoryIsBounded(t *testing.T) {
 	n := 1_000_000
-	if testing.Short() || raceEnabled {
+	if !longTests || raceEnabled {
 		n = 100_000
 	}
 	for _, f := range []joblog.Format{joblog.CSV, joblog.JSONL} {

@@ -54,7 +54,8 @@ type jsonJob struct {
 }
 
 // Write writes one job. A job that a Reader would not accept back (an
-// empty id, customer or node, a zero time, a negative duration, an
+// empty id, customer or node, a time outside the years 0001 to 9999, a
+// negative duration, an
 // invalid outcome) is refused with an error naming the field, and
 // nothing is written. Write does not check the order of jobs.
 func (w *Writer) Write(j Job) error {

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"math"
 	"time"
 
 	"github.com/crisprt/crisp/crisp"
@@ -79,19 +80,32 @@ func (c *controller) alarm(t time.Time) *future.Future[struct{}] {
 	return pr.Future()
 }
 
-// either returns a future that resolves when f does or at instant t,
-// whichever comes first: a timed wait for f, as a future.
-func either[T any](c *controller, f *future.Future[T], t time.Time) *future.Future[struct{}] {
+// answerOrTimeout returns a future that resolves when f brings an
+// answer (anything but errForgotten, which stands for silence) or at
+// instant t, whichever comes first.
+func answerOrTimeout(c *controller, f *future.Future[result], t time.Time) *future.Future[struct{}] {
 	pr := new(future.Promise[struct{}])
 	stop := c.alarms.At(t, func() { pr.Resolve(struct{}{}, nil) })
-	if !f.OnResolve(func() {
-		stop()
-		pr.Resolve(struct{}{}, nil)
-	}) {
-		stop()
-		pr.Resolve(struct{}{}, nil)
+	heard := func() {
+		if answered(f) {
+			stop()
+			pr.Resolve(struct{}{}, nil)
+		}
+	}
+	if !f.OnResolve(heard) {
+		heard()
 	}
 	return pr.Future()
+}
+
+// answered reports whether the node answered f: it resolved, and not
+// with errForgotten.
+func answered(f *future.Future[result]) bool {
+	if !f.Ready() {
+		return false
+	}
+	_, err := f.Get()
+	return !errors.Is(err, errForgotten)
 }
 
 // polling is the old Controller (Listing 2 of the paper): it sends the
@@ -110,6 +124,11 @@ func either[T any](c *controller, f *future.Future[T], t time.Time) *future.Futu
 func (c *controller) polling(p *crisp.Proc, j *job) {
 	f := c.send(j, j.node, 0)
 	crisp.Then(p, f, func(p *crisp.Proc, c *controller, _ result, err error) (done, error) {
+		if errors.Is(err, errForgotten) {
+			// Lost: every check would find the job still pending, for
+			// ever. There is nothing more to do, and nothing to keep.
+			return done{}, nil
+		}
 		check := c.alarm(nextCheck(j.submitted, p.Now(), c.poll))
 		return crisp.Then(p, check, func(*crisp.Proc, *controller, struct{}, error) (done, error) {
 			c.tell(j, kindOf(err), true, true)
@@ -130,7 +149,7 @@ func (c *controller) pollLiterally(p *crisp.Proc, j *job) {
 	var check func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error)
 	check = func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error) {
 		return crisp.Then(p, c.turns.next(turnKey{j.seq, n, phaseCheck}), func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error) {
-			if f.Ready() {
+			if answered(f) {
 				_, err := f.Get()
 				c.tell(j, kindOf(err), true, true)
 				return done{}, nil
@@ -147,9 +166,30 @@ func (c *controller) pollLiterally(p *crisp.Proc, j *job) {
 
 // nextCheck returns the first status check at or after now of a job
 // submitted at from and checked every d from then on.
+// Its arithmetic saturates: a check that would lie more than about 292
+// years after from (beyond time.Duration) is at the latest instant the
+// replay's clock reaches, which the caller clamps to.
 func nextCheck(from, now time.Time, d time.Duration) time.Time {
-	n := (now.Sub(from) + d - 1) / d
-	return from.Add(max(n, 1) * d)
+	w := now.Sub(from) // saturates
+	n := w / d
+	if n*d < w {
+		n++
+	}
+	n = max(n, 1)
+	if n > math.MaxInt64/d {
+		return from.Add(math.MaxInt64)
+	}
+	return from.Add(n * d)
+}
+
+// addSat returns a+b for non-negative a and b, saturating at the
+// largest time.Duration (about 292 years) instead of wrapping to a
+// negative one.
+func addSat(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // kindOf maps a node's answer to what the customer is told.
@@ -182,9 +222,9 @@ type attempt struct {
 func (c *controller) attempt(p *crisp.Proc, j *job, a attempt) {
 	f := c.send(j, a.node, j.startDeadline)
 	c.inFlight[a.node]++
-	waited := either(c, f, p.Now().Add(j.startDeadline+j.resultTimeout))
+	waited := answerOrTimeout(c, f, p.Now().Add(addSat(j.startDeadline, j.resultTimeout)))
 	crisp.Then(p, waited, func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error) {
-		if f.Ready() {
+		if answered(f) {
 			c.ended(p, j, a, f)
 			return done{}, nil
 		}
@@ -192,7 +232,7 @@ func (c *controller) attempt(p *crisp.Proc, j *job, a attempt) {
 		// its way from a node: decide once the instant's other work is
 		// done.
 		return crisp.Then(p, c.turns.next(turnKey{j.seq, a.n, phaseTimeout}), func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error) {
-			if f.Ready() {
+			if answered(f) {
 				c.ended(p, j, a, f)
 			} else {
 				c.inFlight[a.node]--

@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"time"
-
 	"github.com/crisprt/crisp/crisp"
 )
 
@@ -13,9 +11,10 @@ type customer struct {
 	actor *crisp.Actor[*customer]
 
 	requested, completed, failed, retried, missed, unknown int
-	// waits holds, for every job answered, the time from its submission
-	// to its first answer. Kept whole for exact quantiles.
-	waits []time.Duration
+	// waits counts the jobs answered by the time from their submission
+	// to their first answer: exact quantiles, in memory that grows with
+	// the distinct waits, not the jobs.
+	waits waitCounts
 }
 
 // submit is the customer's side of a job's arrival: it counts the job
@@ -37,7 +36,10 @@ type answer struct {
 func (s *customer) hear(p *crisp.Proc, a answer, observe func(Answer)) {
 	now := p.Now()
 	if a.first {
-		s.waits = append(s.waits, now.Sub(a.j.submitted))
+		if s.waits == nil {
+			s.waits = waitCounts{}
+		}
+		s.waits[now.Sub(a.j.submitted)]++
 	}
 	if observe != nil {
 		observe(Answer{
@@ -70,7 +72,7 @@ func (s *customer) tally() Stats {
 		Customer:  s.id,
 		Requested: s.requested, Completed: s.completed, Failed: s.failed,
 		Retried: s.retried, Missed: s.missed, Unknown: s.unknown,
-		waits: s.waits,
+		waits: s.waits.sorted(),
 	}
 	st.Never = st.Requested - st.Completed - st.Failed - st.Missed - st.Unknown
 	st.finish()

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mattn/go-runewidth"
 )
 
 // WriteTable writes the report as aligned text: what was replayed, the
@@ -79,7 +81,8 @@ func (t *table) write(w io.Writer) {
 			if i == len(width) {
 				width = append(width, 0)
 			}
-			width[i] = max(width[i], len(c))
+			r[i] = printable(c)
+			width[i] = max(width[i], cells.StringWidth(r[i]))
 		}
 	}
 	var b strings.Builder
@@ -88,7 +91,7 @@ func (t *table) write(w io.Writer) {
 			b.WriteString(t.lines[k])
 		}
 		for i, c := range r {
-			pad := strings.Repeat(" ", width[i]-len(c))
+			pad := strings.Repeat(" ", width[i]-cells.StringWidth(c))
 			switch {
 			case i == 0:
 				b.WriteString(c + pad)
@@ -101,6 +104,32 @@ func (t *table) write(w io.Writer) {
 		b.WriteString("\n")
 	}
 	io.WriteString(w, b.String())
+}
+
+// cells measures text in terminal cells: a CJK ideograph takes two, a
+// combining accent none, a letter with its accent one. The width of
+// "ambiguous" characters is fixed at one, whatever the locale, so that
+// the same report gives the same bytes everywhere.
+var cells = &runewidth.Condition{EastAsianWidth: false}
+
+// printable returns s with every character that is not graphic (a tab,
+// a newline, other control and format characters) written as its Go
+// escape, \t, \n or \u200b: a customer name from a log may hold any of
+// them, and printed raw they would break the row.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsGraphic(r) }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strconv.IsGraphic(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRuneToGraphic(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
 }
 
 // top picks the indexes of at most n customers to show, and the title

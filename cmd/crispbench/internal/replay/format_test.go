@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/crisprt/crisp/cmd/crispbench/internal/joblog"
 	"github.com/crisprt/crisp/cmd/crispbench/internal/replay"
 )
 
@@ -113,4 +117,65 @@ func TestFormatsAgree(t *testing.T) {
 	}
 	assert.Contains(t, js.String(), `"first_answer_p99_s": null`, "polling leaves jobs unanswered")
 	assert.True(t, strings.HasSuffix(js.String(), "}\n"))
+}
+
+// Issue 14, item 7: the table pads by display width, not bytes, and a
+// tab or newline in a name does not break its row.
+func TestTableAlignsNamesOfAnyScript(t *testing.T) {
+	cfg := replay.Defaults()
+	cfg.Name = "names.csv"
+	names := []string{"株式会社テスト", "Zoe\u0301 Müller", "tab\there", "line\nbreak", "plain"}
+	var rows []string
+	for i, n := range names {
+		rows = append(rows, fmt.Sprintf("J%d|%s|+%dm|5m|node-1|completed|10m|30m", i, n, i))
+	}
+	rep, _ := replayWith(t, cfg, pipeLog(t, rows...))
+	var b bytes.Buffer
+	require.NoError(t, rep.WriteTable(&b, len(names)))
+	out := b.String()
+	t.Log("\n" + out)
+
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "  polling  ") || strings.Contains(l, "  deadline  ") || strings.HasPrefix(l, "customer  ") {
+			lines = append(lines, l)
+		}
+	}
+	require.Len(t, lines, 1+2+2*len(names), "one line per row: names break no row")
+	col := func(l string) int { // display column where the strategy starts
+		i := strings.Index(l, "  polling  ")
+		if i < 0 {
+			i = strings.Index(l, "  deadline  ")
+		}
+		if i < 0 {
+			i = strings.Index(l, "  strategy  ")
+		}
+		return runewidth.StringWidth(l[:i])
+	}
+	for _, l := range lines {
+		assert.Equal(t, col(lines[0]), col(l), "strategy column of %q", l)
+		assert.Equal(t, runewidth.StringWidth(lines[0]), runewidth.StringWidth(l), "width of %q", l)
+		assert.NotContains(t, l, "\t")
+	}
+	assert.Contains(t, out, `tab\there`)
+	assert.Contains(t, out, `line\nbreak`)
+	assert.Contains(t, out, "株式会社テスト")
+}
+
+// pipeLog is csvLog with fields separated by "|", so that names may hold
+// spaces, tabs and newlines.
+func pipeLog(t testing.TB, rows ...string) io.Reader {
+	t.Helper()
+	var b bytes.Buffer
+	w := joblog.NewWriter(&b, joblog.CSV)
+	for _, r := range rows {
+		f := strings.Split(r, "|")
+		require.Len(t, f, 8, r)
+		require.Equal(t, "completed", f[5])
+		j := joblog.Job{ID: f[0], Customer: f[1], Submitted: t0.Add(dur(t, f[2])), Duration: dur(t, f[3]), Node: f[4],
+			Outcome: joblog.Completed, Agreement: joblog.Agreement{StartDeadline: dur(t, f[6]), ResultTimeout: dur(t, f[7])}}
+		require.NoError(t, w.Write(j))
+	}
+	require.NoError(t, w.Flush())
+	return &b
 }

@@ -2,9 +2,13 @@ package replay
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/crisprt/crisp/cmd/crispbench/internal/joblog"
 )
@@ -12,6 +16,17 @@ import (
 // batchSize is how many jobs the reader hands the simulations at once:
 // enough to make handing over cheap, few enough to keep memory flat.
 const batchSize = 256
+
+// Horizon is how far the replay's virtual clock reaches past the log's
+// first submission: the largest time.Duration, about 292 years. A log
+// whose jobs are submitted later is refused with [ErrSpan]. Timers
+// that would fall past it (a long job, a large start deadline or result
+// timeout) fire at the horizon instead: time saturates there, as in
+// vclock, and never wraps around.
+const Horizon time.Duration = math.MaxInt64
+
+// ErrSpan is the error of a log that spans more than [Horizon].
+var ErrSpan = errors.New("the log spans too long a time to replay")
 
 // Run replays the log read from log under each strategy of cfg, and
 // reports. The strategies run side by side, each on its own clock and
@@ -106,6 +121,9 @@ func feed(ctx context.Context, r *joblog.Reader, feeds []chan []joblog.Job, in *
 		}
 		if rep.Jobs == 0 {
 			rep.From = j.Submitted
+		} else if j.Submitted.After(rep.From.Add(Horizon)) {
+			return fmt.Errorf("%w: job %s submitted at %s, more than 292 years after the log's first job (%s): the replay's clock reaches no further",
+				ErrSpan, j.ID, j.Submitted.Format(time.RFC3339), rep.From.Format(time.RFC3339))
 		}
 		rep.Jobs++
 		rep.To = j.Submitted

@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/vclock"
@@ -23,13 +24,14 @@ type sim struct {
 	cur  []joblog.Job        // the batch being scheduled
 	pos  int                 // next job of cur
 
-	vc     *vclock.Clock
-	sys    *crisp.System
-	ctl    *controller
-	seq    uint64
-	cust   map[string]*customer
-	nodeOf map[string]int  // the log's node names, by first appearance
-	first  map[string]bool // Config.First
+	vc      *vclock.Clock
+	horizon time.Time // the last instant vc reaches: see Horizon
+	sys     *crisp.System
+	ctl     *controller
+	seq     uint64
+	cust    map[string]*customer
+	nodeOf  map[string]int  // the log's node names, by first appearance
+	first   map[string]bool // Config.First
 }
 
 func newSim(ctx context.Context, cfg *Config, s Strategy, feed <-chan []joblog.Job) *sim {
@@ -51,6 +53,7 @@ func (m *sim) run() (Result, error) {
 		return Result{}, context.Cause(m.ctx) // the reader failed, or ctx ended
 	}
 	m.vc = vclock.New(first.Submitted)
+	m.horizon = first.Submitted.Add(Horizon)
 	// Misses are the point of the exercise: the runtime logs them at
 	// debug level, which nobody wants a hundred thousand of.
 	m.sys = crisp.NewSystem(crisp.WithClock(m.vc), crisp.WithLogger(slog.New(slog.DiscardHandler)))
@@ -140,7 +143,10 @@ func (m *sim) job(lj joblog.Job) *job {
 		seq: m.seq, id: lj.ID, cust: c,
 		submitted: lj.Submitted, duration: lj.Duration, outcome: lj.Outcome,
 		node: n % m.cfg.Nodes, priority: lj.Agreement.Priority,
-		startDeadline: term(m.cfg.StartDeadline, lj.Agreement.StartDeadline, m.cfg.DefaultStartDeadline),
+		// A deadline past the clock's horizon could never be reached:
+		// it is moved to the horizon, where every later timer fires.
+		startDeadline: min(term(m.cfg.StartDeadline, lj.Agreement.StartDeadline, m.cfg.DefaultStartDeadline),
+			m.horizon.Sub(lj.Submitted)),
 		resultTimeout: term(m.cfg.ResultTimeout, lj.Agreement.ResultTimeout, m.cfg.DefaultResultTimeout),
 	}
 	if m.first != nil {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -55,7 +56,32 @@ type Stats struct {
 	// 99%, of the jobs do not exceed).
 	FirstP50, FirstP99 time.Duration
 
-	waits []time.Duration // every first answer's wait, sorted
+	waits []WaitCount // the distinct waits of first answers, increasing
+}
+
+// WaitCount is how many jobs got their first answer after one wait.
+type WaitCount struct {
+	Wait time.Duration // from submission to first answer
+	Jobs int
+}
+
+// waitCounts counts first answers by their wait, exactly. Its size is
+// the number of distinct waits, not of jobs: every answer comes at an
+// instant of the log's resolution (a second in generated logs), and
+// most come at a few instants after submission (the polling Controller
+// answers only at whole poll intervals; the deadline Controller's
+// misses and timeouts at the terms of the agreement). docs/replay.md
+// ("Costs") gives the figures.
+type waitCounts map[time.Duration]int
+
+// sorted returns the counts in increasing order of wait.
+func (w waitCounts) sorted() []WaitCount {
+	out := make([]WaitCount, 0, len(w))
+	for d, n := range w {
+		out = append(out, WaitCount{d, n})
+	}
+	slices.SortFunc(out, func(a, b WaitCount) int { return cmp.Compare(a.Wait, b.Wait) })
+	return out
 }
 
 // NoAnswer is a quantile of the time to first answer that falls among
@@ -71,38 +97,37 @@ func (s *Stats) Satisfaction() float64 {
 	return float64(s.Completed) / float64(s.Requested)
 }
 
-// Waits returns the time to first answer of every job answered, in
-// increasing order. The slice is shared: do not change it.
-func (s *Stats) Waits() []time.Duration { return s.waits }
+// Waits returns the distinct times to first answer, in increasing
+// order, each with how many jobs were answered after it. The slice is
+// shared: do not change it.
+func (s *Stats) Waits() []WaitCount { return s.waits }
 
-// finish sorts the waits and computes the quantiles.
+// finish computes the quantiles of the sorted waits.
 func (s *Stats) finish() {
-	slices.Sort(s.waits)
 	s.FirstP50 = quantile(s.waits, s.Requested, 50)
 	s.FirstP99 = quantile(s.waits, s.Requested, 99)
 }
 
 // quantile returns the pct-th percentile, by nearest rank, of n waits
-// of which those in sorted are known and the rest are infinite.
-func quantile(sorted []time.Duration, n, pct int) time.Duration {
+// of which those counted in sorted are known and the rest are infinite.
+func quantile(sorted []WaitCount, n, pct int) time.Duration {
 	if n == 0 {
 		return 0
 	}
-	rank := (n*pct + 99) / 100 // ceil(n·pct/100), in integers
-	if rank > len(sorted) {
-		return NoAnswer
+	rank := max((n*pct+99)/100, 1) // ceil(n·pct/100), in integers
+	seen := 0
+	for _, w := range sorted {
+		if seen += w.Jobs; seen >= rank {
+			return w.Wait
+		}
 	}
-	return sorted[max(rank, 1)-1]
+	return NoAnswer
 }
 
 // total adds up the customers' statistics.
 func total(cs []Stats) Stats {
 	var t Stats
-	n := 0
-	for i := range cs {
-		n += len(cs[i].waits)
-	}
-	t.waits = make([]time.Duration, 0, n)
+	all := waitCounts{}
 	for i := range cs {
 		c := &cs[i]
 		t.Requested += c.Requested
@@ -112,8 +137,11 @@ func total(cs []Stats) Stats {
 		t.Missed += c.Missed
 		t.Unknown += c.Unknown
 		t.Never += c.Never
-		t.waits = append(t.waits, c.waits...)
+		for _, w := range c.waits {
+			all[w.Wait] += w.Jobs
+		}
 	}
+	t.waits = all.sorted()
 	t.finish()
 	return t
 }
