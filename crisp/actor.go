@@ -56,7 +56,7 @@ type core struct {
 	qhead  *message              // queued work in the order it was queued
 	qtail  *message
 	seq    uint64     // last arrival number given out
-	failed *failures // outcomes to deliver after unlocking; nil when none
+	failed *failures  // outcomes to deliver after unlocking; nil when none
 	coop   *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
 	grp    *group     // nil for a single actor
 	wd     watchdog.Entry

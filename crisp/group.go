@@ -329,7 +329,7 @@ func (a *core) startGroup() {
 
 // runGroup is the body of a group's runner goroutine.
 func (a *core) runGroup() {
-	p := &Proc{a: a, g: gid.Current()}
+	p := &Proc{a: a, g: gid.Current(), turn: a.sys.wd.Turn()}
 	defer a.exit(p)
 	a.mu.Lock()
 	if !a.live() {
@@ -348,7 +348,7 @@ func (a *core) runGroup() {
 			return
 		}
 		a.runOne(p, m, j)
-		a.between(n)
+		a.between(p, n)
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m)

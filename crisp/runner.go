@@ -55,12 +55,20 @@ const yieldEvery = 16
 // watched deadline of the system has passed, it wakes the watchdog (Go
 // would fire the watchdog's timer only when the processor holding it
 // schedules, which a processor busy with runners does every 10 ms or
-// so) and yields the processor to it, and then to the callers its
-// misses wake: so a miss is noticed within one handler's run, whatever
-// the handlers' length, and not after yieldEvery of them. Otherwise it
-// yields every yieldEvery messages.
-func (a *core) between(n int) {
-	if a.sys.wd.Nudge() || n%yieldEvery == 0 {
+// so) and yields the processor to it: so a miss is noticed within one
+// handler's run, whatever the handlers' length, and not after yieldEvery
+// of them. And whenever the watchdog has woken, or has woken callers,
+// since this runner last looked (watchdog.Turn), the runner yields once
+// more: those goroutines wait behind runnable runners on their
+// processor, and each runner that reaches this point first lets them go
+// ahead. Otherwise it yields every yieldEvery messages.
+func (a *core) between(p *Proc, n int) {
+	wd := a.sys.wd
+	if wd.Nudge() || n%yieldEvery == 0 {
+		runtime.Gosched()
+	}
+	for t := wd.Turn(); t != p.turn; t = wd.Turn() {
+		p.turn = t
 		runtime.Gosched()
 	}
 }
@@ -99,7 +107,7 @@ func (a *core) start() {
 // suspended process's goroutine must fit, with the runtime's own frames
 // for parking, in the smallest stack.
 func (a *core) run(first *message) {
-	p := &Proc{a: a, g: gid.Current()}
+	p := &Proc{a: a, g: gid.Current(), turn: a.sys.wd.Turn()}
 	defer a.exit(p)
 	a.enter(p)
 	a.serve(p, first)
@@ -152,7 +160,7 @@ func (a *core) serve(p *Proc, first *message) {
 		}
 		first = nil
 		a.runOne(p, m, j)
-		a.between(n)
+		a.between(p, n)
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m) // here, under the lock taken anyway
