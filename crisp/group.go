@@ -49,8 +49,8 @@ type keyRef struct {
 // Key names data that the message reads or writes: messages with a key in
 // common never run at the same time and start in the order they were
 // sent (see SpawnGroup). A message may carry several keys (a transfer
-// between two accounts carries both). Keys are compared with ==; a key
-// that is not comparable is a misuse panic.
+// between two accounts carries both). Keys are compared with ==; nil is
+// a key like any other; a key that is not comparable is a misuse panic.
 func Key(k any) SendOption { return SendOption{kind: optKey, v: k} }
 
 // setKeys records the keys among opts on m. Called by send.
@@ -77,7 +77,7 @@ next:
 			continue
 		}
 		k := opts[i].v
-		if k == nil || !reflect.ValueOf(k).Comparable() {
+		if k != nil && !reflect.ValueOf(k).Comparable() { // nil is comparable: a key like any other
 			panic(fmt.Sprintf("crisp: Key with a value that is not comparable (%T)", k))
 		}
 		for _, r := range keys {

@@ -376,6 +376,27 @@ func TestKeysMustBeComparable(t *testing.T) {
 	v, err := crisp.Call(a, record2("same key twice"), crisp.Key(7), crisp.Key(7)).Get()
 	require.NoError(t, err, "a key named twice does not block its own message")
 	assert.Equal(t, "same key twice", v)
+
+	t.Run("nil is a key like any other", func(t *testing.T) {
+		g := crisp.SpawnGroup(sys, workers(2))
+		var firstDone atomic.Bool
+		var first, second *future.Future[bool]
+		require.NotPanics(t, func() {
+			first = crisp.Call(g, func(*crisp.Proc, *worker) (bool, error) {
+				runtime.Gosched() // leave the other worker time to start second, were it free to
+				firstDone.Store(true)
+				return true, nil
+			}, crisp.Key(nil))
+			second = crisp.Call(g, func(*crisp.Proc, *worker) (bool, error) {
+				return firstDone.Load(), nil
+			}, crisp.Key(nil))
+		})
+		_, err := first.Get()
+		require.NoError(t, err)
+		after, err := second.Get()
+		require.NoError(t, err)
+		assert.True(t, after, "the second message starts once the first has given the nil key back")
+	})
 }
 
 func TestGroupMissesAreReportedByTheWatchdog(t *testing.T) {
