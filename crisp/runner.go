@@ -389,11 +389,16 @@ func (a *core) passOn() {
 // the meantime: then the actor is kept and release reports false. Called
 // with a.mu held.
 func (a *core) release() bool {
-	a.holder.Store(0)
+	g := a.holder.Swap(0)
 	a.flags.And(^uint32(fActive))
 	// A sender that pushed before the store above saw the actor held and
 	// started nothing: look once more.
 	if !a.stopped() && a.intake.Load() != nil && a.acquire() {
+		// Kept: the caller goes on holding the actor, and must be known
+		// as its holder again, or a handler it runs next could Get a
+		// future of its own actor and wait for good instead of getting
+		// ErrDeadlock (CheckWait compares the holder with the caller).
+		a.holder.Store(g)
 		return false
 	}
 	if a.live() && a.qhead == nil {
