@@ -45,6 +45,7 @@ type message struct {
 	// Guarded by the actor's mu once queued. Before that, next links the
 	// actor's intake.
 	linked     bool     // in the actor's list: queued, ready, or suspended
+	inQ        bool     // pushed into the actor's policy queue, and not yet popped or removed from it
 	prev, next *message // the actor's list
 	dli        int      // position in the actor's deadline index
 
