@@ -501,3 +501,72 @@ func TestAGroupContinuationThatRunsFirstStillAnswers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 21, v)
 }
+
+// A group whose every worker would wait for a future of the group itself
+// has no worker left to produce it: the last to try gets ErrDeadlock, as
+// a single actor's handler does for a Get on its own actor (issue 14,
+// item 3).
+func TestAGroupWaitingOnlyForItselfIsDeadlocked(t *testing.T) {
+	sys, _ := newSystem(t)
+	// guard bounds the outer Gets: only a broken runtime hangs.
+	guard := func(t *testing.T) context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		t.Cleanup(cancel)
+		return ctx
+	}
+
+	t.Run("a group of one, with Get, GetWithin and GetContext", func(t *testing.T) {
+		g := crisp.SpawnGroup(sys, workers(1), crisp.WithName("solo"))
+		gets := map[string]func(*future.Future[string]) (string, error){
+			"Get":        (*future.Future[string]).Get,
+			"GetWithin":  func(f *future.Future[string]) (string, error) { return f.GetWithin(time.Hour) },
+			"GetContext": func(f *future.Future[string]) (string, error) { return f.GetContext(context.Background()) },
+		}
+		for name, get := range gets {
+			inner, err := crisp.Call(g, func(*crisp.Proc, *worker) (error, error) {
+				_, err := get(crisp.Call(g, record2("inner")))
+				return err, nil
+			}).GetContext(guard(t))
+			require.NoError(t, err, name)
+			assert.ErrorIs(t, inner, crisp.ErrDeadlock, name)
+			assert.ErrorContains(t, inner, "solo", name)
+		}
+	})
+
+	t.Run("a group of two whose workers both wait for it", func(t *testing.T) {
+		g := crisp.SpawnGroup(sys, workers(2))
+		var started sync.WaitGroup
+		started.Add(2)
+		both := func(*crisp.Proc, *worker) (error, error) {
+			started.Done()
+			started.Wait() // both workers are busy: nobody runs the inner calls meanwhile
+			_, err := crisp.Call(g, record2("inner")).Get()
+			return err, nil
+		}
+		x, y := crisp.Call(g, both), crisp.Call(g, both)
+		ex, err := x.GetContext(guard(t))
+		require.NoError(t, err)
+		ey, err := y.GetContext(guard(t))
+		require.NoError(t, err)
+		deadlocked := errors.Is(ex, crisp.ErrDeadlock) != errors.Is(ey, crisp.ErrDeadlock)
+		assert.True(t, deadlocked, "exactly one is refused (%v, %v)", ex, ey)
+		assert.True(t, ex == nil || ey == nil, "the other gets its result once the refused one returns (%v, %v)", ex, ey)
+	})
+
+	t.Run("a worker waiting for a message that needs a key it holds", func(t *testing.T) {
+		g := crisp.SpawnGroup(sys, workers(2))
+		inner, err := crisp.Call(g, func(*crisp.Proc, *worker) (error, error) {
+			_, err := crisp.Call(g, record2("inner"), crisp.Key("k")).Get()
+			return err, nil
+		}, crisp.Key("k")).GetContext(guard(t))
+		require.NoError(t, err)
+		assert.ErrorIs(t, inner, crisp.ErrDeadlock, "the other worker is free, but the key is not")
+	})
+
+	t.Run("a goroutine outside the group waits as usual", func(t *testing.T) {
+		g := crisp.SpawnGroup(sys, workers(1))
+		v, err := crisp.Call(g, record2("outer")).GetContext(guard(t))
+		require.NoError(t, err)
+		assert.Equal(t, "outer", v)
+	})
+}

@@ -155,19 +155,31 @@ func (c *call[S, T]) deliver(v any, err error) {
 
 func (c *call[S, T]) deliverTyped(v T, err error) { c.pr.Resolve(v, err) }
 
-// Clock and CheckWait make the call the future's Source.
+// Clock, CheckWait and EndWait make the call the future's Source.
 func (c *call[S, T]) Clock() clock.Clock { return c.a.sys.clk }
 
 // CheckWait refuses to let the goroutine holding the message's actor
 // block on the message's future: only that actor can produce it, and it
-// would be waiting for itself.
+// would be waiting for itself. On a group, it refuses a wait that would
+// leave no worker to run the message (see checkGroupWait).
 func (c *call[S, T]) CheckWait() error {
 	a := &c.a.core
+	if a.grp != nil {
+		return a.checkGroupWait(&c.message, c)
+	}
 	if g := a.holder.Load(); g == 0 || gid.ID(g) != gid.Current() { // groups never set holder
 		return nil
 	}
 	return fmt.Errorf("%w: a process of actor %s waits for message %s of that same actor, which cannot run while it waits (use Await to release the actor instead)",
 		ErrDeadlock, a.displayName(), c.name(c))
+}
+
+// EndWait ends a wait CheckWait allowed: a group counts its workers'
+// waits for its own futures.
+func (c *call[S, T]) EndWait() {
+	if a := &c.a.core; a.grp != nil {
+		a.endGroupWait()
+	}
 }
 
 // tell is a message sent with Tell.

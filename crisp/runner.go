@@ -437,6 +437,7 @@ func (a *core) abandon(p *Proc) {
 	if g := a.grp; g != nil {
 		a.mu.Lock()
 		g.free = append(g.free, p.w)
+		g.dropRunner(p)
 		a.mu.Unlock()
 		go a.runGroup() // the new goroutine takes this runner's place
 		return
