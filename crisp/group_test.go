@@ -570,3 +570,33 @@ func TestAGroupWaitingOnlyForItselfIsDeadlocked(t *testing.T) {
 		assert.Equal(t, "outer", v)
 	})
 }
+
+// A message waiting for a key that a suspended process holds is not
+// taken by anyone while the actor is idle: the watchdog must still fail
+// it at its deadline. Found by the reference model once it learnt keys:
+// the message's future stayed unresolved until Shutdown.
+func TestAMessageWaitingForAKeyIsMissedAtItsDeadline(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	pr := future.NewPromise[string](mock)
+	holder := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
+		return crisp.Await(p, pr.Future()) // suspends, keeping the key
+	}, crisp.Key("k"))
+	waitIdle(t, sys)
+	blocked := crisp.Call(a, record("blocked"), crisp.Key("k"), crisp.Within(time.Minute))
+	waitIdle(t, sys)
+	require.False(t, blocked.Ready(), "it waits for the key")
+
+	mock.Add(time.Minute)
+	waitIdle(t, sys)
+	require.True(t, blocked.Ready(), "missed at its deadline, though its key is still held")
+	_, err := blocked.Get()
+	var me *deadline.MissedError
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, t0.Add(time.Minute), me.Detected)
+
+	pr.Resolve("done", nil)
+	v, err := holder.Get()
+	require.NoError(t, err)
+	assert.Equal(t, "done", v)
+}

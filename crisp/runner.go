@@ -409,6 +409,7 @@ func (a *core) release() bool {
 	if a.qhead == nil { // let an idle actor's queues be collected
 		a.q, a.dl = nil, nil
 	}
+	a.watchBlocked()
 	a.sys.busyDone()
 	return true
 }
