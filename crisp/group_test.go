@@ -600,3 +600,63 @@ func TestAMessageWaitingForAKeyIsMissedAtItsDeadline(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "done", v)
 }
+
+// A message that waited for a key behind one that then missed its
+// deadline may start at that instant: on an otherwise idle actor, the
+// watchdog's miss must set a runner going. Found by the reference model
+// with keys: the message sat in the policy's queue with no runner.
+func TestAMessageFreedByAMissStartsAtOnce(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	pr := future.NewPromise[string](mock)
+	holder := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
+		return crisp.Await(p, pr.Future()) // suspends, keeping key a
+	}, crisp.Key("a"))
+	waitIdle(t, sys)
+	first := crisp.Call(a, record("first"), crisp.Key("a"), crisp.Key("b"), crisp.Within(time.Minute))
+	second := crisp.Call(a, record("second"), crisp.Key("b")) // behind first in b's line
+	waitIdle(t, sys)
+	require.False(t, second.Ready())
+
+	mock.Add(time.Minute)
+	waitIdle(t, sys)
+	_, err := first.Get()
+	require.ErrorIs(t, err, deadline.ErrMissed)
+	require.True(t, second.Ready(), "key b is free and second heads its line: it runs")
+	v, err := second.Get()
+	require.NoError(t, err)
+	assert.Equal(t, "second", v)
+
+	pr.Resolve("done", nil)
+	_, err = holder.Get()
+	require.NoError(t, err)
+}
+
+// The same when the message ahead is dropped because its context ended.
+func TestAMessageFreedByACancelStarts(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	pr := future.NewPromise[string](mock)
+	holder := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
+		return crisp.Await(p, pr.Future()) // suspends, keeping key a
+	}, crisp.Key("a"))
+	waitIdle(t, sys)
+	ctx, cancel := context.WithCancel(context.Background())
+	first := crisp.Call(a, record("first"), crisp.Key("a"), crisp.Key("b"), crisp.Context(ctx))
+	second := crisp.Call(a, record("second"), crisp.Key("b")) // behind first in b's line
+	waitIdle(t, sys)
+	require.False(t, second.Ready())
+
+	cancel()
+	_, err := first.Get()
+	require.ErrorIs(t, err, context.Canceled)
+	guard, stop := context.WithTimeout(context.Background(), 10*time.Second) // only a broken runtime waits
+	defer stop()
+	v, err := second.GetContext(guard)
+	require.NoError(t, err, "key b is free and second heads its line: it runs")
+	assert.Equal(t, "second", v)
+
+	pr.Resolve("done", nil)
+	_, err = holder.Get()
+	require.NoError(t, err)
+}

@@ -114,9 +114,29 @@ func (a *core) Expire(now time.Time) {
 	if a.handling() || a.keysInUse() {
 		a.watchQueued()
 	}
+	ready := a.unblocked()
 	failed := a.takeFailed()
 	a.mu.Unlock()
 	a.failAll(failed)
+	if ready {
+		a.startAny()
+	}
+}
+
+// unblocked reports whether work is ready that perhaps no runner will
+// take: a message that waited for a key behind one that has just left
+// without starting (missed, cancelled) may start now, on an actor that
+// is otherwise idle. Called with a.mu held.
+func (a *core) unblocked() bool { return a.queued > 0 && a.keysInUse() && !a.stopped() }
+
+// startAny makes sure a runner serves the actor or group. Called
+// without a.mu.
+func (a *core) startAny() {
+	if a.grp != nil {
+		a.startGroup()
+	} else {
+		a.start()
+	}
 }
 
 // expireDue misses every queued message whose deadline is at or before
