@@ -636,6 +636,12 @@ func (s *sim) expire(b *branch, x *actor) {
 		s.unlink(x, it)
 		s.missed(b, it.msg, it.dl)
 	}
+	if !x.active && !x.stopped && s.anyReady(x) {
+		// A message that waited for a key behind one just missed may
+		// start now: a runner takes the actor.
+		x.active = true
+		s.spawn(b, func(c *branch) { s.schedule(c, x) })
+	}
 }
 
 // sleepEnds continues p after its n-th sleep, at its end or cut short by
