@@ -38,7 +38,7 @@ type core struct {
 	sys *System
 	cfg *actorConfig
 
-	// flags holds fActive, fHandling, fStopped, fNoReuse and fLive, and
+	// flags holds fActive, fHandling, fStopped, fNoReuse, fLive and fFIFO, and
 	// in its top byte the actor's shard of the system's live list.
 	flags atomic.Uint32
 	// queued counts the entries of the policy's queue; guarded by mu.
@@ -50,7 +50,7 @@ type core struct {
 	// system's deadline keys, or noWatch. Written under mu.
 	wdKey atomic.Int64
 
-	mu     sync.Mutex            // guards everything below, and queued messages' prev, next, linked, dli
+	mu     sync.Mutex            // guards everything below, and queued messages' prev, next, linked, inQ, dli
 	q      policy.Queue          // ready work in policy order; nil when none
 	dl     *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
 	qhead  *message              // queued work in the order it was queued
@@ -71,6 +71,7 @@ const (
 	fStopped
 	fNoReuse // the policy queue misbehaved: it may hold stale items, so no message is recycled
 	fLive    // in the system's live list; changed under mu
+	fFIFO    // the policy queue misbehaved again after a rebuild: arrival order from now on; set under mu
 
 	shardShift = 24 // flags>>shardShift is the shard
 )
@@ -224,7 +225,7 @@ func (a *core) stop() {
 	stray := a.intake.Swap(nil)
 	for m := a.qhead; m != nil; {
 		next := m.next
-		m.prev, m.next, m.linked = nil, nil, false
+		m.prev, m.next, m.linked, m.inQ = nil, nil, false, false
 		switch m.state.Load() {
 		case stQueued:
 			if m.state.CompareAndSwap(stQueued, stStopped) {

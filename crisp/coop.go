@@ -14,7 +14,9 @@ import (
 // ErrDeadlock is matched by the error of a wait that could never end:
 // a process of an actor waiting, while holding it, for work only that
 // actor can do (Get on a future of its own actor), or awaiting its own
-// result.
+// result; in a group, the last worker to wait for a future of the group
+// while all the others do, or a worker waiting for a message that needs
+// a key its own message holds.
 var ErrDeadlock = errors.New("crisp: self-deadlock")
 
 // coopState is the part of an actor that only cooperative scheduling,

@@ -49,8 +49,8 @@ type keyRef struct {
 // Key names data that the message reads or writes: messages with a key in
 // common never run at the same time and start in the order they were
 // sent (see SpawnGroup). A message may carry several keys (a transfer
-// between two accounts carries both). Keys are compared with ==; a key
-// that is not comparable is a misuse panic.
+// between two accounts carries both). Keys are compared with ==; nil is
+// a key like any other; a key that is not comparable is a misuse panic.
 func Key(k any) SendOption { return SendOption{kind: optKey, v: k} }
 
 // setKeys records the keys among opts on m. Called by send.
@@ -77,7 +77,7 @@ next:
 			continue
 		}
 		k := opts[i].v
-		if k == nil || !reflect.ValueOf(k).Comparable() {
+		if k != nil && !reflect.ValueOf(k).Comparable() { // nil is comparable: a key like any other
 			panic(fmt.Sprintf("crisp: Key with a value that is not comparable (%T)", k))
 		}
 		for _, r := range keys {
@@ -207,6 +207,85 @@ type group struct {
 	states  []any        // the workers' states; states[0] is unused (the actor's own state)
 	free    []int32      // idle workers
 	retire  int          // workers to drop as they become idle
+	// procs are the runner goroutines serving the group, and selfWaits
+	// counts those of them blocked waiting for a future of the group
+	// itself: when every worker would so wait, none is left to produce
+	// what they wait for (see checkGroupWait).
+	procs     []*Proc
+	selfWaits int32
+}
+
+// runnerOn returns the group's runner running on goroutine g, or nil.
+// Called with a.mu held.
+func (g *group) runnerOn(id gid.ID) *Proc {
+	for _, p := range g.procs {
+		if p.g == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// dropRunner forgets runner p as it leaves. Called with a.mu held.
+func (g *group) dropRunner(p *Proc) {
+	for i, q := range g.procs {
+		if q == p {
+			last := len(g.procs) - 1
+			g.procs[i], g.procs[last] = g.procs[last], nil
+			g.procs = g.procs[:last]
+			return
+		}
+	}
+}
+
+// checkGroupWait is CheckWait for a future of message w of a group: it
+// refuses, with ErrDeadlock, to let a worker of the group block waiting
+// for it when that wait could never end: when every worker of the group
+// would then be waiting for a future of the group itself (a group of one
+// waiting for its own Call, say), or when w needs a key that the
+// worker's own message holds. A wait it allows is counted until EndWait.
+// Waits of goroutines that are not the group's workers are not its
+// concern. The check costs a lock and a look over the group's runners,
+// only when a Get is about to block.
+func (a *core) checkGroupWait(w *message, j job) error {
+	me := gid.Current()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	g := a.grp
+	p := g.runnerOn(me)
+	if p == nil || p.selfWait {
+		return nil
+	}
+	if w.keyed() && p.m != nil && a.coop != nil {
+		for _, r := range w.ext.keys {
+			if l := a.coop.keys[r.key]; l != nil && l.holder == p.m {
+				// w cannot have started: naming it reads nothing its
+				// handler's run writes.
+				return fmt.Errorf("%w: a worker of group %s waits for message %s of that same group, which needs key %v that the waiting message holds",
+					ErrDeadlock, a.displayName(), w.name(j), r.key)
+			}
+		}
+	}
+	if g.selfWaits+1 >= g.n.Load() {
+		// w is not named: a retiring worker may be running it.
+		return fmt.Errorf("%w: every worker of group %s would wait for a message of that same group, and none would be left to run them",
+			ErrDeadlock, a.displayName())
+	}
+	p.selfWait = true
+	g.selfWaits++
+	return nil
+}
+
+// endGroupWait ends a wait that checkGroupWait counted. Called on the
+// goroutine that waited.
+func (a *core) endGroupWait() {
+	me := gid.Current()
+	a.mu.Lock()
+	if p := a.grp.runnerOn(me); p != nil && p.selfWait {
+		p.selfWait = false
+		a.grp.selfWaits--
+	}
+	a.mu.Unlock()
 }
 
 // SpawnGroup creates an actor served by one worker per state given (at
@@ -332,6 +411,7 @@ func (a *core) runGroup() {
 	p := &Proc{a: a, g: gid.Current(), turn: a.sys.wd.Turn()}
 	defer a.exit(p)
 	a.mu.Lock()
+	a.grp.procs = append(a.grp.procs, p)
 	if !a.live() {
 		if a.sys.join(a) {
 			a.setLive(true)
@@ -379,6 +459,7 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 	for {
 		if a.stopped() {
 			a.leaveGroup()
+			g.dropRunner(p)
 			failed := a.takeFailed()
 			a.mu.Unlock()
 			a.failAll(failed)
@@ -406,6 +487,7 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 			a.mu.Lock()
 		case m == nil:
 			if a.leaveGroup() {
+				g.dropRunner(p)
 				a.mu.Unlock()
 				return nil, nil
 			}

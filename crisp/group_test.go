@@ -376,6 +376,27 @@ func TestKeysMustBeComparable(t *testing.T) {
 	v, err := crisp.Call(a, record2("same key twice"), crisp.Key(7), crisp.Key(7)).Get()
 	require.NoError(t, err, "a key named twice does not block its own message")
 	assert.Equal(t, "same key twice", v)
+
+	t.Run("nil is a key like any other", func(t *testing.T) {
+		g := crisp.SpawnGroup(sys, workers(2))
+		var firstDone atomic.Bool
+		var first, second *future.Future[bool]
+		require.NotPanics(t, func() {
+			first = crisp.Call(g, func(*crisp.Proc, *worker) (bool, error) {
+				runtime.Gosched() // leave the other worker time to start second, were it free to
+				firstDone.Store(true)
+				return true, nil
+			}, crisp.Key(nil))
+			second = crisp.Call(g, func(*crisp.Proc, *worker) (bool, error) {
+				return firstDone.Load(), nil
+			}, crisp.Key(nil))
+		})
+		_, err := first.Get()
+		require.NoError(t, err)
+		after, err := second.Get()
+		require.NoError(t, err)
+		assert.True(t, after, "the second message starts once the first has given the nil key back")
+	})
 }
 
 func TestGroupMissesAreReportedByTheWatchdog(t *testing.T) {
@@ -479,4 +500,163 @@ func TestAGroupContinuationThatRunsFirstStillAnswers(t *testing.T) {
 	v, err := f.Get()
 	require.NoError(t, err)
 	assert.Equal(t, 21, v)
+}
+
+// A group whose every worker would wait for a future of the group itself
+// has no worker left to produce it: the last to try gets ErrDeadlock, as
+// a single actor's handler does for a Get on its own actor (issue 14,
+// item 3).
+func TestAGroupWaitingOnlyForItselfIsDeadlocked(t *testing.T) {
+	sys, _ := newSystem(t)
+	// guard bounds the outer Gets: only a broken runtime hangs.
+	guard := func(t *testing.T) context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		t.Cleanup(cancel)
+		return ctx
+	}
+
+	t.Run("a group of one, with Get, GetWithin and GetContext", func(t *testing.T) {
+		g := crisp.SpawnGroup(sys, workers(1), crisp.WithName("solo"))
+		gets := map[string]func(*future.Future[string]) (string, error){
+			"Get":        (*future.Future[string]).Get,
+			"GetWithin":  func(f *future.Future[string]) (string, error) { return f.GetWithin(time.Hour) },
+			"GetContext": func(f *future.Future[string]) (string, error) { return f.GetContext(context.Background()) },
+		}
+		for name, get := range gets {
+			inner, err := crisp.Call(g, func(*crisp.Proc, *worker) (error, error) {
+				_, err := get(crisp.Call(g, record2("inner")))
+				return err, nil
+			}).GetContext(guard(t))
+			require.NoError(t, err, name)
+			assert.ErrorIs(t, inner, crisp.ErrDeadlock, name)
+			assert.ErrorContains(t, inner, "solo", name)
+		}
+	})
+
+	t.Run("a group of two whose workers both wait for it", func(t *testing.T) {
+		g := crisp.SpawnGroup(sys, workers(2))
+		var started sync.WaitGroup
+		started.Add(2)
+		both := func(*crisp.Proc, *worker) (error, error) {
+			started.Done()
+			started.Wait() // both workers are busy: nobody runs the inner calls meanwhile
+			_, err := crisp.Call(g, record2("inner")).Get()
+			return err, nil
+		}
+		x, y := crisp.Call(g, both), crisp.Call(g, both)
+		ex, err := x.GetContext(guard(t))
+		require.NoError(t, err)
+		ey, err := y.GetContext(guard(t))
+		require.NoError(t, err)
+		deadlocked := errors.Is(ex, crisp.ErrDeadlock) != errors.Is(ey, crisp.ErrDeadlock)
+		assert.True(t, deadlocked, "exactly one is refused (%v, %v)", ex, ey)
+		assert.True(t, ex == nil || ey == nil, "the other gets its result once the refused one returns (%v, %v)", ex, ey)
+	})
+
+	t.Run("a worker waiting for a message that needs a key it holds", func(t *testing.T) {
+		g := crisp.SpawnGroup(sys, workers(2))
+		inner, err := crisp.Call(g, func(*crisp.Proc, *worker) (error, error) {
+			_, err := crisp.Call(g, record2("inner"), crisp.Key("k")).Get()
+			return err, nil
+		}, crisp.Key("k")).GetContext(guard(t))
+		require.NoError(t, err)
+		assert.ErrorIs(t, inner, crisp.ErrDeadlock, "the other worker is free, but the key is not")
+	})
+
+	t.Run("a goroutine outside the group waits as usual", func(t *testing.T) {
+		g := crisp.SpawnGroup(sys, workers(1))
+		v, err := crisp.Call(g, record2("outer")).GetContext(guard(t))
+		require.NoError(t, err)
+		assert.Equal(t, "outer", v)
+	})
+}
+
+// A message waiting for a key that a suspended process holds is not
+// taken by anyone while the actor is idle: the watchdog must still fail
+// it at its deadline. Found by the reference model once it learnt keys:
+// the message's future stayed unresolved until Shutdown.
+func TestAMessageWaitingForAKeyIsMissedAtItsDeadline(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	pr := future.NewPromise[string](mock)
+	holder := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
+		return crisp.Await(p, pr.Future()) // suspends, keeping the key
+	}, crisp.Key("k"))
+	waitIdle(t, sys)
+	blocked := crisp.Call(a, record("blocked"), crisp.Key("k"), crisp.Within(time.Minute))
+	waitIdle(t, sys)
+	require.False(t, blocked.Ready(), "it waits for the key")
+
+	mock.Add(time.Minute)
+	waitIdle(t, sys)
+	require.True(t, blocked.Ready(), "missed at its deadline, though its key is still held")
+	_, err := blocked.Get()
+	var me *deadline.MissedError
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, t0.Add(time.Minute), me.Detected)
+
+	pr.Resolve("done", nil)
+	v, err := holder.Get()
+	require.NoError(t, err)
+	assert.Equal(t, "done", v)
+}
+
+// A message that waited for a key behind one that then missed its
+// deadline may start at that instant: on an otherwise idle actor, the
+// watchdog's miss must set a runner going. Found by the reference model
+// with keys: the message sat in the policy's queue with no runner.
+func TestAMessageFreedByAMissStartsAtOnce(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	pr := future.NewPromise[string](mock)
+	holder := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
+		return crisp.Await(p, pr.Future()) // suspends, keeping key a
+	}, crisp.Key("a"))
+	waitIdle(t, sys)
+	first := crisp.Call(a, record("first"), crisp.Key("a"), crisp.Key("b"), crisp.Within(time.Minute))
+	second := crisp.Call(a, record("second"), crisp.Key("b")) // behind first in b's line
+	waitIdle(t, sys)
+	require.False(t, second.Ready())
+
+	mock.Add(time.Minute)
+	waitIdle(t, sys)
+	_, err := first.Get()
+	require.ErrorIs(t, err, deadline.ErrMissed)
+	require.True(t, second.Ready(), "key b is free and second heads its line: it runs")
+	v, err := second.Get()
+	require.NoError(t, err)
+	assert.Equal(t, "second", v)
+
+	pr.Resolve("done", nil)
+	_, err = holder.Get()
+	require.NoError(t, err)
+}
+
+// The same when the message ahead is dropped because its context ended.
+func TestAMessageFreedByACancelStarts(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &state{})
+	pr := future.NewPromise[string](mock)
+	holder := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
+		return crisp.Await(p, pr.Future()) // suspends, keeping key a
+	}, crisp.Key("a"))
+	waitIdle(t, sys)
+	ctx, cancel := context.WithCancel(context.Background())
+	first := crisp.Call(a, record("first"), crisp.Key("a"), crisp.Key("b"), crisp.Context(ctx))
+	second := crisp.Call(a, record("second"), crisp.Key("b")) // behind first in b's line
+	waitIdle(t, sys)
+	require.False(t, second.Ready())
+
+	cancel()
+	_, err := first.Get()
+	require.ErrorIs(t, err, context.Canceled)
+	guard, stop := context.WithTimeout(context.Background(), 10*time.Second) // only a broken runtime waits
+	defer stop()
+	v, err := second.GetContext(guard)
+	require.NoError(t, err, "key b is free and second heads its line: it runs")
+	assert.Equal(t, "second", v)
+
+	pr.Resolve("done", nil)
+	_, err = holder.Get()
+	require.NoError(t, err)
 }

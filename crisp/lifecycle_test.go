@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"weak"
@@ -16,7 +17,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/crisprt/crisp/crisp"
+	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/policy"
 )
 
 func TestPanicBecomesPanicErrorAndTheActorGoesOn(t *testing.T) {
@@ -157,6 +160,80 @@ func TestShutdownGivesUpOnAHandlerThatDoesNotReturn(t *testing.T) {
 	assert.ErrorIs(t, sys.Shutdown(ctx), context.Canceled)
 	g.open() // the handler returns; now shutdown can finish
 	require.NoError(t, sys.Shutdown(context.Background()))
+}
+
+// blockingQueue is a policy queue whose next Pop, once armed, blocks
+// until released: user code holding the actor's lock.
+type blockingQueue struct {
+	*policy.Heap
+	armed            atomic.Bool
+	entered, release chan struct{}
+}
+
+func (q *blockingQueue) Pop() *policy.Item {
+	if q.armed.CompareAndSwap(true, false) {
+		close(q.entered)
+		<-q.release
+	}
+	return q.Heap.Pop()
+}
+
+// Shutdown must not wait on a lock that user code holds: a policy queue
+// that blocks while the actor's lock is held used to keep Shutdown
+// blocked on that lock after its context had ended (issue 14, item 1).
+func TestShutdownGivesUpOnAPolicyQueueThatBlocks(t *testing.T) {
+	sys := crisp.NewSystem(crisp.WithClock(newMock()), crisp.WithLogger(quiet))
+	q := &blockingQueue{
+		Heap:    policy.NewHeap(func(a, b *policy.Item) int { return deadline.Compare(a.Deadline, b.Deadline) }),
+		entered: make(chan struct{}),
+		release: make(chan struct{}),
+	}
+	a := crisp.Spawn(sys, &state{}, crisp.WithPolicy(policy.QueueFunc(func() policy.Queue { return q })))
+	g := newGate()
+	hold(t, a, g)
+	futs := []*future.Future[string]{crisp.Call(a, record("1")), crisp.Call(a, record("2"))}
+	q.armed.Store(true)
+	g.open()
+	<-q.entered // the runner is in Pop, holding the actor's lock
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan error, 1)
+	go func() { done <- sys.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second): // a guard: only a broken Shutdown gets here
+		t.Error("Shutdown blocked on the lock the policy queue holds")
+	}
+
+	close(q.release) // the queue returns; now the shutdown can finish
+	require.NoError(t, sys.Shutdown(context.Background()))
+	for _, f := range futs {
+		require.True(t, f.Ready(), "every future is resolved")
+		if _, err := f.Get(); err != nil {
+			assert.ErrorIs(t, err, crisp.ErrStopped)
+		}
+	}
+}
+
+// With nothing outstanding, an ended context does not make Shutdown
+// fail: what is left are goroutines on their way out (issue 14, item 5).
+func TestShutdownOfAnIdleSystemWithAnEndedContextIsNil(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 20 { // runners exit just after the system goes idle: give them a chance to be late
+		sys := crisp.NewSystem(crisp.WithClock(newMock()), crisp.WithLogger(quiet))
+		a := crisp.Spawn(sys, &state{})
+		_, err := crisp.Call(a, record("1")).Get()
+		require.NoError(t, err)
+		waitIdle(t, sys)
+		require.NoError(t, sys.Shutdown(ctx))
+	}
+	t.Run("and a system never used", func(t *testing.T) {
+		sys := crisp.NewSystem(crisp.WithLogger(quiet))
+		assert.NoError(t, sys.Shutdown(ctx))
+	})
 }
 
 func TestWaitIdle(t *testing.T) {

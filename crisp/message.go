@@ -46,6 +46,7 @@ type message struct {
 	// Guarded by the actor's mu once queued. Before that, next links the
 	// actor's intake.
 	linked     bool     // in the actor's list: queued, ready, or suspended
+	inQ        bool     // pushed into the actor's policy queue, and not yet popped or removed from it
 	prev, next *message // the actor's list
 	dli        int      // position in the actor's deadline index
 
@@ -155,7 +156,7 @@ func (c *call[S, T]) deliver(v any, err error) {
 
 func (c *call[S, T]) deliverTyped(v T, err error) { c.pr.Resolve(v, err) }
 
-// Clock and CheckWait make the call the future's Source.
+// Clock, CheckWait and EndWait make the call the future's Source.
 func (c *call[S, T]) Clock() clock.Clock { return c.a.sys.clk }
 
 // ResultSoon tells the future's waiters whether yielding the processor
@@ -180,14 +181,26 @@ func (c *call[S, T]) ResultSoon() bool {
 
 // CheckWait refuses to let the goroutine holding the message's actor
 // block on the message's future: only that actor can produce it, and it
-// would be waiting for itself.
+// would be waiting for itself. On a group, it refuses a wait that would
+// leave no worker to run the message (see checkGroupWait).
 func (c *call[S, T]) CheckWait() error {
 	a := &c.a.core
+	if a.grp != nil {
+		return a.checkGroupWait(&c.message, c)
+	}
 	if g := a.holder.Load(); g == 0 || gid.ID(g) != gid.Current() { // groups never set holder
 		return nil
 	}
 	return fmt.Errorf("%w: a process of actor %s waits for message %s of that same actor, which cannot run while it waits (use Await to release the actor instead)",
 		ErrDeadlock, a.displayName(), c.name(c))
+}
+
+// EndWait ends a wait CheckWait allowed: a group counts its workers'
+// waits for its own futures.
+func (c *call[S, T]) EndWait() {
+	if a := &c.a.core; a.grp != nil {
+		a.endGroupWait()
+	}
 }
 
 // tell is a message sent with Tell.

@@ -1,6 +1,7 @@
 package crisp_test
 
 import (
+	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -153,4 +154,79 @@ func (q *alwaysPanics) Pop() *policy.Item {
 		q.panicPop = true
 	}
 	return q.flaky.Pop()
+}
+
+// liar is a queue that lies in one way, every time.
+type liar struct {
+	*policy.Heap
+	how  string
+	last *policy.Item // for "twice": the item popped last
+	odd  bool
+}
+
+func (q *liar) Pop() *policy.Item {
+	switch q.how {
+	case "peeks":
+		return q.Heap.Peek() // returns the head and keeps it
+	case "copies":
+		if it := q.Heap.Pop(); it != nil {
+			c := *it
+			return &c
+		}
+		return nil
+	case "returns an item twice":
+		q.odd = !q.odd
+		if !q.odd && q.last != nil {
+			return q.last
+		}
+		q.last = q.Heap.Pop()
+		return q.last
+	}
+	return q.Heap.Pop()
+}
+
+func (q *liar) Len() int {
+	if q.how == "lies in Len" {
+		return q.Heap.Len() + 1
+	}
+	return q.Heap.Len()
+}
+
+// A queue may lie in any way; the actor notices at once, at O(1) cost
+// per pop, and every message still runs exactly once. A Pop that only
+// peeked used to make the runner loop for ever under the actor's lock
+// (issue 14, item 1).
+func TestEveryLieOfAQueueCostsOrderNeverWork(t *testing.T) {
+	for _, how := range []string{"peeks", "copies", "returns an item twice", "lies in Len", "gives no queue"} {
+		t.Run(how, func(t *testing.T) {
+			var buf syncBuffer
+			sys, _ := newSystem(t, crisp.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+			pol := policy.QueueFunc(func() policy.Queue {
+				if how == "gives no queue" {
+					return nil
+				}
+				return &liar{Heap: policy.NewHeap(func(a, b *policy.Item) int { return deadline.Compare(a.Deadline, b.Deadline) }), how: how}
+			})
+			a := crisp.Spawn(sys, &state{}, crisp.WithPolicy(pol))
+			g := newGate()
+			hold(t, a, g)
+			var futs []*future.Future[string]
+			for i, name := range []string{"1", "2", "3", "4"} {
+				futs = append(futs, crisp.Call(a, record(name), crisp.Within(time.Duration(i+1)*time.Minute)))
+			}
+			g.open()
+			// The guard is only for a broken runtime: a runner that loops
+			// under the lock would never resolve these.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for _, f := range futs {
+				_, err := f.GetContext(ctx)
+				require.NoError(t, err, "every message still runs")
+			}
+			assert.ElementsMatch(t, []string{"1", "2", "3", "4"}, ranOn(t, a), "each exactly once")
+			if how != "gives no queue" {
+				assert.Contains(t, buf.String(), "policy queue misbehaved")
+			}
+		})
+	}
 }

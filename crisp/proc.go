@@ -21,12 +21,13 @@ type Proc struct {
 	w  int32    // the group worker it serves (0 for a single actor)
 	st any      // that worker's state, if w > 0
 
-	wake  chan struct{} // buffered(1): the actor is handed back, or x.stopErr is set
-	epoch uint32        // number of the current (or last) suspension. Guarded by a.mu.
-	turn  uint32        // the watchdog's Turn when this runner last yielded for it
-	serve bool          // a spare runner is woken to serve, not dismissed. Set under a.mu.
-	done  bool          // the runner returned normally (not through runtime.Goexit)
-	x     *procExtra    // rarer state; nil until used
+	wake     chan struct{} // buffered(1): the actor is handed back, or x.stopErr is set
+	epoch    uint32        // number of the current (or last) suspension. Guarded by a.mu.
+	turn     uint32        // the watchdog's Turn when this runner last yielded for it
+	serve    bool          // a spare runner is woken to serve, not dismissed. Set under a.mu.
+	done     bool          // the runner returned normally (not through runtime.Goexit)
+	selfWait bool          // a group runner blocked on a future of its group (checkGroupWait). Guarded by a.mu.
+	x        *procExtra    // rarer state; nil until used
 	// thens lists the continuations the current process made (Then), so
 	// that the runtime recognises one of them among the handler's
 	// results (and not one it was handed). Keeping the list here, not a

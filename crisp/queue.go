@@ -2,6 +2,7 @@ package crisp
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -19,7 +20,12 @@ import (
 //     and suspended. It is the record from which a stopped actor fails
 //     everything and a broken policy queue is rebuilt.
 //   - the policy's queue holds what is ready (stQueued and stReady), in
-//     the order of execution; queued counts it.
+//     the order of execution; queued counts it, and each message's inQ
+//     says whether the queue holds it. The queue is user code and may lie:
+//     every Pop is checked against inQ and queued, and Len against queued
+//     (see take), at O(1) cost; a queue caught lying is rebuilt from the
+//     list, and one that lies again at once is replaced by arrival order
+//     for good.
 //   - the deadline index holds the queued new messages that have a
 //     deadline, earliest first: what the watchdog looks at.
 
@@ -205,7 +211,7 @@ func (a *core) enqueue(m *message) {
 // push adds m to the policy's queue. Called with a.mu held.
 func (a *core) push(m *message) {
 	if a.q == nil {
-		a.q = a.cfg.pol.NewQueue()
+		a.q = a.newQueue()
 	}
 	if perr := a.qpush(m); perr != nil {
 		// The policy cannot order m: m fails and never runs (or, if it
@@ -219,7 +225,31 @@ func (a *core) push(m *message) {
 		a.rebuild()
 		return
 	}
+	m.inQ = true
 	a.queued++
+}
+
+// newQueue returns an empty queue of the actor's policy or, once that
+// policy has proved broken (fFIFO, or a NewQueue that panics or returns
+// nil), of arrival order. Called with a.mu held.
+func (a *core) newQueue() policy.Queue {
+	if a.flags.Load()&fFIFO == 0 {
+		q, perr := a.qnew()
+		if perr == nil && q != nil {
+			return q
+		}
+		a.flags.Or(fFIFO | fNoReuse)
+		a.sys.log.Error("crisp: policy gave no queue; taking work in arrival order", "actor", a.displayName(), "fault", faultValue(perr))
+	}
+	return policy.FIFO().NewQueue()
+}
+
+// faultValue makes a nil *PolicyError a nil any, for logging.
+func faultValue(perr *PolicyError) any {
+	if perr == nil {
+		return "NewQueue returned nil"
+	}
+	return perr
 }
 
 func dlIndex(m *message) *int { return &m.dli }
@@ -301,10 +331,17 @@ func (a *core) unqueue(m *message) {
 	if m.keyed() {
 		a.leaveLines(m)
 	}
+	if !m.inQ {
+		return // not in the queue: nothing to ask it
+	}
+	m.inQ = false
 	ok, perr := a.qremove(m)
-	if perr != nil {
-		a.rebuild()
-	} else if ok {
+	switch {
+	case perr != nil:
+		a.queueFault(perr, false)
+	case !ok:
+		a.queueFault("Remove did not find an item it was given and has not returned", false)
+	default:
 		a.queued--
 	}
 }
@@ -320,9 +357,16 @@ func (a *core) qpush(m *message) (perr *PolicyError) {
 	return nil
 }
 
-func (a *core) qpop() (it *policy.Item, perr *PolicyError) {
+// qpop pops, and reads Len after the pop, so that take can check both.
+func (a *core) qpop() (it *policy.Item, n int, perr *PolicyError) {
 	defer recoverPolicy(&perr)
-	return a.q.Pop(), nil
+	it = a.q.Pop()
+	return it, a.q.Len(), nil
+}
+
+func (a *core) qnew() (q policy.Queue, perr *PolicyError) {
+	defer recoverPolicy(&perr)
+	return a.cfg.pol.NewQueue(), nil
 }
 
 func (a *core) qremove(m *message) (ok bool, perr *PolicyError) {
@@ -342,10 +386,11 @@ func recoverPolicy(perr **PolicyError) {
 // Called with a.mu held.
 func (a *core) rebuild() {
 	a.flags.Or(fNoReuse)
-	a.q = a.cfg.pol.NewQueue()
+	a.q = a.newQueue()
 	a.queued = 0
 	for m := a.qhead; m != nil; {
 		next := m.next
+		m.inQ = false // the old queue is gone; every inQ entry is listed
 		switch st := m.state.Load(); {
 		case st == stQueued && m.keyed() && m.ext.blocked > 0:
 			// waits in its lines: stays listed, out of the queue
@@ -359,6 +404,7 @@ func (a *core) rebuild() {
 				a.rebuild() // start over without m
 				return
 			}
+			m.inQ = true
 			a.queued++
 		case st == stSuspended: // not ready: stays listed, out of the queue
 		default: // decided; its decider will find it gone
@@ -371,67 +417,89 @@ func (a *core) rebuild() {
 // take pops the next ready entry and claims it, or returns nil when
 // nothing is ready. resume reports a suspended process to hand the actor
 // to (its state is then stRunning); otherwise the entry is a message or
-// a continuation to run (stTaken). A queue that misbehaves (panics, loses
-// work, returns an item it was never given) is rebuilt; if it misbehaves
-// again at once, this take falls back to the list's order, so that a
-// broken policy costs order, never work. Called with a.mu held.
+// a continuation to run (stTaken).
+//
+// The queue is user code, and every way it can lie is caught at O(1)
+// cost per pop (see popped): a Pop that panics, returns nothing while
+// work is queued, returns an item it was not given, returns an item a
+// second time or keeps one it returned, or a Len that disagrees. The
+// queue is then rebuilt from the list; if the rebuilt queue lies again
+// within the same take, the actor gives its policy up for arrival order
+// (FIFO), which cannot lie. A broken policy thus costs order, never
+// work, and take always ends: at most two rebuilds, then a trusted
+// queue. Called with a.mu held.
 func (a *core) take() (m *message, j job, resume bool) {
-	rebuilt := false
+	faults := 0
 	for a.q != nil {
-		it, perr := a.qpop()
-		var fault any
-		switch {
-		case perr != nil:
-			fault = perr
-		case it == nil:
-			if a.queued == 0 {
-				return nil, nil, false
-			}
-			fault = "the queue is empty but work is queued"
-		default:
-			j, ok := it.Payload.(job)
-			if !ok || j.actor() != a {
-				fault = "the queue returned an item it was not given"
-				break
-			}
-			a.queued--
-			m := j.hdr()
-			if !m.linked {
-				continue // left while the queue was broken
+		it, n, perr := a.qpop()
+		m, j, fault := a.popped(it, n, perr)
+		if fault == nil {
+			if m == nil {
+				return nil, nil, false // empty, as it should be
 			}
 			if m, j, resume, ok := a.claim(m, j); ok {
 				return m, j, resume
 			}
 			continue // decided by someone else, who will find it gone
 		}
-		first := a.firstReady()
-		if first == nil {
-			return nil, nil, false // nothing is ready, whatever the queue says
+		faults++
+		if faults > 2 {
+			// Arrival order misbehaved: crisp's own bookkeeping is wrong.
+			panic(fmt.Sprintf("crisp: internal error: the arrival-order queue misbehaved: %v", fault))
 		}
-		a.sys.log.Error("crisp: policy queue misbehaved; rebuilding it", "actor", a.displayName(), "fault", fault)
-		if rebuilt {
-			// The item stays in the queue as a stale entry, skipped when
-			// popped (it is no longer listed).
-			if m, j, resume, ok := a.claim(first, first.item.Payload.(job)); ok {
-				return m, j, resume
-			}
-			continue
-		}
-		rebuilt = true
-		a.rebuild()
+		a.queueFault(fault, faults == 2)
 	}
 	return nil, nil, false
 }
 
-// firstReady returns the first ready entry of the list, or nil. Called
-// with a.mu held.
-func (a *core) firstReady() *message {
-	for m := a.qhead; m != nil; m = m.next {
-		if st := m.state.Load(); st == stReady || st == stQueued && !(m.keyed() && m.ext.blocked > 0) {
-			return m
-		}
+// popped checks what one Pop returned (it, and n, the queue's Len
+// after it) against the bookkeeping: each entry's inQ and the count
+// queued. It returns the entry popped, or nil if the queue is rightly
+// empty, or the fault found; an entry is taken out of the count only
+// when nothing is wrong. Called with a.mu held.
+func (a *core) popped(it *policy.Item, n int, perr *PolicyError) (*message, job, any) {
+	if perr != nil {
+		return nil, nil, perr
 	}
-	return nil
+	if it == nil {
+		if a.queued != 0 {
+			return nil, nil, fmt.Sprintf("Pop returned nothing, but %d items are queued", a.queued)
+		}
+		if n != 0 {
+			return nil, nil, fmt.Sprintf("Len reports %d items, but none is queued", n)
+		}
+		return nil, nil, nil
+	}
+	j, ok := it.Payload.(job)
+	if !ok || j.actor() != a || &j.hdr().item != it {
+		return nil, nil, "Pop returned an item it was not given"
+	}
+	m := j.hdr()
+	if !m.inQ {
+		return nil, nil, "Pop returned an item it does not hold: one it returned already, or one removed"
+	}
+	if want := int(a.queued) - 1; n != want {
+		// Pop kept what it returned (a peek), or Len lies.
+		return nil, nil, fmt.Sprintf("Len reports %d items after Pop, but %d are queued", n, want)
+	}
+	m.inQ = false
+	a.queued--
+	return m, j, nil
+}
+
+// queueFault logs what the policy's queue did wrong and replaces the
+// queue with one rebuilt from the list. again says the queue misbehaved
+// already in this take, after a rebuild: the actor then gives its policy
+// up and takes its work in arrival order from now on. Called with a.mu
+// held.
+func (a *core) queueFault(fault any, again bool) {
+	if again && a.flags.Load()&fFIFO == 0 {
+		a.flags.Or(fFIFO)
+		a.sys.log.Error("crisp: policy queue misbehaved again after a rebuild; taking work in arrival order from now on", "actor", a.displayName(), "fault", fault)
+	} else {
+		a.sys.log.Error("crisp: policy queue misbehaved; rebuilding it", "actor", a.displayName(), "fault", fault)
+	}
+	a.rebuild()
 }
 
 // claim takes ready entry m for running: it leaves the list, and its

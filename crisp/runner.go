@@ -407,11 +407,16 @@ func (a *core) passOn() {
 // the meantime: then the actor is kept and release reports false. Called
 // with a.mu held.
 func (a *core) release() bool {
-	a.holder.Store(0)
+	g := a.holder.Swap(0)
 	a.flags.And(^uint32(fActive))
 	// A sender that pushed before the store above saw the actor held and
 	// started nothing: look once more.
 	if !a.stopped() && a.intake.Load() != nil && a.acquire() {
+		// Kept: the caller goes on holding the actor, and must be known
+		// as its holder again, or a handler it runs next could Get a
+		// future of its own actor and wait for good instead of getting
+		// ErrDeadlock (CheckWait compares the holder with the caller).
+		a.holder.Store(g)
 		return false
 	}
 	if a.live() && a.qhead == nil {
@@ -422,6 +427,7 @@ func (a *core) release() bool {
 	if a.qhead == nil { // let an idle actor's queues be collected
 		a.q, a.dl = nil, nil
 	}
+	a.watchBlocked()
 	a.sys.busyDone()
 	return true
 }
@@ -450,6 +456,7 @@ func (a *core) abandon(p *Proc) {
 	if g := a.grp; g != nil {
 		a.mu.Lock()
 		g.free = append(g.free, p.w)
+		g.dropRunner(p)
 		a.mu.Unlock()
 		go a.runGroup() // the new goroutine takes this runner's place
 		return

@@ -248,7 +248,11 @@ func (a *core) cancel(m *message) {
 	a.report(m.item.Payload.(job), m.ext.ctx.Err())
 	a.mu.Lock()
 	a.unqueue(m)
+	ready := a.unblocked()
 	failed := a.takeFailed()
 	a.mu.Unlock()
 	a.failAll(failed)
+	if ready {
+		a.startAny()
+	}
 }

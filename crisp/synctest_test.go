@@ -98,3 +98,48 @@ func TestInABubbleManyDeadlinesAcrossActorsFireExactly(t *testing.T) {
 		}
 	})
 }
+
+// A group counts the waits of its workers for its own futures only while
+// they last: a wait that ended, resolved or timed out, leaves a worker
+// free to wait again (issue 14, item 3). The bubble makes sure each wait
+// has really begun (the worker is blocked) before it is ended.
+func TestInABubbleAGroupForgetsWaitsThatEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := crisp.NewSystem(crisp.WithLogger(quiet))
+		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+		g := crisp.SpawnGroup(sys, workers(2))
+		rounds := []struct {
+			name string
+			get  func(*future.Future[string]) (string, error)
+			want error
+		}{
+			{"Get", (*future.Future[string]).Get, nil},
+			{"GetWithin", func(f *future.Future[string]) (string, error) { return f.GetWithin(time.Hour) }, nil},
+			{"GetContext", func(f *future.Future[string]) (string, error) { return f.GetContext(context.Background()) }, nil},
+			{"GetWithin timing out", func(f *future.Future[string]) (string, error) { return f.GetWithin(time.Second) }, future.ErrTimeout},
+			{"Get again", (*future.Future[string]).Get, nil},
+		}
+		for _, r := range rounds {
+			release := make(chan struct{})
+			x := crisp.Call(g, func(*crisp.Proc, *worker) (string, error) {
+				return r.get(crisp.Call(g, func(*crisp.Proc, *worker) (string, error) {
+					<-release
+					return "inner", nil
+				}))
+			})
+			synctest.Wait() // the one worker waits for the other, which waits for release
+			if r.want != nil {
+				// Nothing else can happen: virtual time runs to the
+				// timeout, and the wait ends without a result.
+				_, err := x.Get()
+				assert.ErrorIs(t, err, r.want, r.name)
+				close(release)
+				continue
+			}
+			close(release)
+			v, err := x.Get()
+			require.NoError(t, err, r.name)
+			assert.Equal(t, "inner", v, r.name)
+		}
+	})
+}

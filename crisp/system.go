@@ -54,7 +54,7 @@ type System struct {
 	shards [nShards]shard
 
 	shutdownOnce sync.Once
-	shutdownDone chan struct{} // closed when Shutdown has finished its work
+	stopsLeft    atomic.Int64 // live actors the shutdown goroutine has still to stop
 }
 
 // nShards spreads the live-actor lists so that actors starting and
@@ -112,7 +112,7 @@ func WithPrecision(margin time.Duration) Option {
 // NewSystem starts a system: it starts the watchdog goroutine, which
 // Shutdown ends.
 func NewSystem(opts ...Option) *System {
-	s := &System{clk: clock.New(), log: slog.Default(), shutdownDone: make(chan struct{})}
+	s := &System{clk: clock.New(), log: slog.Default()}
 	for _, o := range opts {
 		o.apply(s)
 	}
@@ -160,7 +160,7 @@ func (s *System) Clock() clock.Clock { return s.clk }
 // With a mock clock, advance time only while the system is idle: call
 // Add, then WaitIdle, then look at the results.
 func (s *System) WaitIdle(ctx context.Context) error {
-	return s.waitFor(ctx, s.idle)
+	return s.waitFor(ctx, s.idle, nil)
 }
 
 // idle reads the watchdog before the busy count: a batch the watchdog is
@@ -176,36 +176,67 @@ func (s *System) idle() bool {
 // (its deferred calls run) and its future resolves with ErrStopped. It
 // returns once every goroutine the system started has exited, or with
 // ctx.Err() if that takes longer than ctx allows (a handler that does
-// not return); those goroutines are then the caller's to worry about.
-// Messages sent after Shutdown has begun fail with ErrStopped. Calling
-// Shutdown again waits in the same way and returns nil when done.
+// not return, or a policy queue or miss hook that blocks); those
+// goroutines are then the caller's to worry about. Messages sent after
+// Shutdown has begun fail with ErrStopped. Calling Shutdown again waits
+// in the same way and returns nil when done.
+//
+// A context that has ended, or ends, counts only while something is
+// outstanding: a handler running or an actor held, a suspended process,
+// queued work, a batch of misses being reported. On an idle system
+// Shutdown returns nil even with an ended context: what is left to wait
+// for is goroutines exiting, which run no user code.
 func (s *System) Shutdown(ctx context.Context) error {
-	s.shutdownOnce.Do(func() {
-		s.closed.Store(true)
-		var live []*core
-		for i := range s.shards {
-			sh := &s.shards[i]
-			sh.mu.Lock()
-			sh.closed = true
-			for a := sh.head; a != nil; a = a.snext {
-				live = append(live, a)
-			}
-			sh.mu.Unlock()
+	s.shutdownOnce.Do(s.beginShutdown)
+	return s.waitFor(ctx, func() bool { return s.gor.Load() == 0 }, s.outstanding)
+}
+
+// beginShutdown closes the system to new work and starts the goroutine
+// that stops the live actors and the watchdog. Stopping takes each
+// actor's lock, under which the actor's policy queue (user code) runs,
+// and waits for the watchdog, which may be in a miss hook: none of that
+// may keep Shutdown from returning when its context ends, so none of it
+// runs on the caller's goroutine.
+func (s *System) beginShutdown() {
+	s.closed.Store(true)
+	var live []*core
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		sh.closed = true
+		for a := sh.head; a != nil; a = a.snext {
+			live = append(live, a)
 		}
-		for _, a := range live {
-			a.stop()
-		}
-		s.wd.Stop()
-		close(s.shutdownDone)
-	})
-	<-s.shutdownDone
-	return s.waitFor(ctx, func() bool { return s.gor.Load() == 0 })
+		sh.mu.Unlock()
+	}
+	s.stopsLeft.Store(int64(len(live)))
+	s.gor.Add(1)
+	go s.stopAll(live)
+}
+
+// stopAll is the body of the shutdown goroutine.
+func (s *System) stopAll(live []*core) {
+	defer s.goroutineDone()
+	for _, a := range live {
+		a.stop()
+		s.stopsLeft.Add(-1)
+	}
+	s.wd.Stop()
+}
+
+// outstanding reports whether a shutting-down system still has work that
+// may take time or run user code: actors to stop, an actor held, a batch
+// of misses being reported. Busy is read first: it needs no lock.
+func (s *System) outstanding() bool {
+	return s.busy.Load() != 0 || s.stopsLeft.Load() != 0 || !s.wd.Idle(s.clk.Now())
 }
 
 // waitFor blocks until cond holds or ctx ends. cond is re-checked after
 // every notify. A waiter registers before checking and a notifier changes
-// state before looking for waiters, so no wake-up is lost.
-func (s *System) waitFor(ctx context.Context, cond func() bool) error {
+// state before looking for waiters, so no wake-up is lost. If pending is
+// not nil, an ended ctx counts only while pending reports true: otherwise
+// waitFor goes on waiting for cond.
+func (s *System) waitFor(ctx context.Context, cond, pending func() bool) error {
 	s.waiting.Add(1)
 	defer s.waiting.Add(-1)
 	for {
@@ -218,10 +249,16 @@ func (s *System) waitFor(ctx context.Context, cond func() bool) error {
 		if cond() {
 			return nil
 		}
+		if ctx.Err() != nil && pending != nil && !pending() {
+			<-ch // only exits are left: each notifies as it ends
+			continue
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return ctx.Err()
+			if pending == nil || pending() {
+				return ctx.Err()
+			}
 		}
 	}
 }

@@ -11,7 +11,8 @@ import (
 // per actor, set at or before the earliest deadline among the actor's
 // queued messages, and only while a handler runs (an actor that is not
 // running a handler takes its next message at once, and the check made
-// then is exact). When the entry fires, the actor fails every queued
+// then is exact) or while messages wait for a key (see group.go), which
+// no runner takes until the key is given back. When the entry fires, the actor fails every queued
 // message whose deadline has passed, in one pass under its lock, and
 // re-arms the entry for the next deadline.
 //
@@ -37,6 +38,20 @@ func earlierDeadline(x, y *message) bool {
 		return c < 0
 	}
 	return x.item.Seq < y.item.Seq
+}
+
+// keysInUse reports whether messages of the actor name keys: some may
+// wait in their lines while the actor runs nothing, so their deadlines
+// are the watchdog's to report even then. Called with a.mu held.
+func (a *core) keysInUse() bool { return a.coop != nil && len(a.coop.keys) > 0 }
+
+// watchBlocked watches the deadlines of messages waiting for a key as
+// the actor goes idle: no runner will take them until the key comes
+// back, which may be never. Called with a.mu held.
+func (a *core) watchBlocked() {
+	if a.keysInUse() && !a.stopped() {
+		a.watchQueued()
+	}
 }
 
 // needWatch is the sender's side: it has queued a message with deadline
@@ -96,12 +111,32 @@ func (a *core) Expire(now time.Time) {
 	a.wdKey.Store(noWatch)
 	a.drain()
 	a.expireDue(now)
-	if a.handling() {
+	if a.handling() || a.keysInUse() {
 		a.watchQueued()
 	}
+	ready := a.unblocked()
 	failed := a.takeFailed()
 	a.mu.Unlock()
 	a.failAll(failed)
+	if ready {
+		a.startAny()
+	}
+}
+
+// unblocked reports whether work is ready that perhaps no runner will
+// take: a message that waited for a key behind one that has just left
+// without starting (missed, cancelled) may start now, on an actor that
+// is otherwise idle. Called with a.mu held.
+func (a *core) unblocked() bool { return a.queued > 0 && a.keysInUse() && !a.stopped() }
+
+// startAny makes sure a runner serves the actor or group. Called
+// without a.mu.
+func (a *core) startAny() {
+	if a.grp != nil {
+		a.startGroup()
+	} else {
+		a.start()
+	}
 }
 
 // expireDue misses every queued message whose deadline is at or before

@@ -102,8 +102,22 @@ type Source interface {
 	// CheckWait is called by a goroutine about to block waiting for the
 	// future (Get, GetWithin, GetContext). A non-nil error is returned to
 	// that goroutine instead of waiting: for instance when the goroutine
-	// is itself the only one that could resolve the future.
+	// is itself the only one that could resolve the future. A Source
+	// that also has a method EndWait() is told, on the same goroutine,
+	// when each wait CheckWait allowed ends, however it ends: a runtime
+	// can then tell a wait that would never end from one that will.
 	CheckWait() error
+}
+
+// waitEnder is a Source that wants to know when a wait ends.
+type waitEnder interface{ EndWait() }
+
+// endWait tells the source, if it wants to know, that a wait it allowed
+// has ended.
+func (f *Future[T]) endWait() {
+	if e, ok := f.src.(waitEnder); ok {
+		e.EndWait()
+	}
 }
 
 // Source returns the future's source, or nil if it has none.
@@ -122,6 +136,7 @@ func (f *Future[T]) Get() (T, error) {
 			var zero T
 			return zero, err
 		}
+		defer f.endWait()
 		<-f.Done()
 	}
 	return f.val, f.err
@@ -149,6 +164,7 @@ func (f *Future[T]) GetWithin(d time.Duration) (T, error) {
 	if err := f.checkWait(); err != nil {
 		return zero, err
 	}
+	defer f.endWait()
 	t := f.clock().Timer(d)
 	select {
 	case <-f.Done():
@@ -181,6 +197,7 @@ func (f *Future[T]) GetContext(ctx context.Context) (T, error) {
 	if err := f.checkWait(); err != nil {
 		return zero, err
 	}
+	defer f.endWait()
 	select {
 	case <-f.Done():
 		return f.val, f.err

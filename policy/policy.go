@@ -60,6 +60,13 @@ type Item struct {
 // has left the queue (through Pop or Remove) belongs to the runtime
 // again, which may reuse it for another message: a queue must keep no
 // reference to it.
+//
+// crisp checks every Pop against what it pushed, and Len after it, at
+// O(1) cost: a queue that keeps what it pops, returns an item twice or
+// one it was not given, loses one, or miscounts is rebuilt, and one that
+// does so again at once is replaced by arrival order for that actor. A
+// broken queue costs order, never work; it must still not block, for
+// it runs under the actor's lock.
 type Queue interface {
 	// Push adds an item that is in no queue.
 	Push(it *Item)

@@ -152,6 +152,9 @@ func (x *exec) send(id int, local map[int]*future.Future[string]) {
 	m := &x.p.Msgs[id]
 	name := "m" + strconv.Itoa(id)
 	opts := []crisp.SendOption{crisp.Name(name), crisp.Priority(m.Priority), crisp.Tag(m.Tag)}
+	for _, k := range m.Keys {
+		opts = append(opts, crisp.Key(k))
+	}
 	switch m.DL.Kind {
 	case model.Within:
 		opts = append(opts, crisp.Within(m.DL.D))

@@ -113,6 +113,12 @@ func (g *gen) msg(depth int, _ []int) int {
 	}
 	m.Priority = g.r.IntN(3)
 	m.Tag = g.r.IntN(3)
+	switch n := g.r.IntN(100); {
+	case n < 25:
+		m.Keys = []int{g.r.IntN(2)}
+	case n < 30:
+		m.Keys = []int{0, 1}
+	}
 	m.Body = g.body(depth, m.To, nil)
 	p.Msgs[id] = m
 	return id

@@ -23,7 +23,12 @@
 // end with ErrStopped, a running handler finishes, its sleeps cut short).
 // A resumed process keeps its message's deadline, arrival number,
 // priority and tag, and is never failed for its deadline. Get on a
-// future of one's own actor is ErrDeadlock.
+// future of one's own actor is ErrDeadlock. Keys (crisp.Key) on messages
+// to single actors: a message starts only when, for each of its keys, no
+// started message holds it and no message queued before it names it; it
+// holds its keys from its start until its handler returns, through its
+// suspensions; the policy chooses among the messages that may start, and
+// a message waiting for a key is missed at its deadline like any other.
 //
 // # Determinism
 //
@@ -76,7 +81,8 @@
 // Contexts (the runtime learns of a context's end on a goroutine that
 // context.AfterFunc starts, which nothing under a virtual clock waits
 // for), Get on another actor's future (it holds the actor while time
-// must pass, which stalls a virtual clock), actor groups and keys, Cost,
+// must pass, which stalls a virtual clock), actor groups (keys are
+// modeled on single actors only), Cost,
 // the logging of a Tell's panic. The chaos test in package crisp covers
 // contexts on the real clock. The final Shutdown is not modeled either:
 // the tests compare the outcomes reached when the driver runs out of
@@ -182,6 +188,9 @@ type actor struct {
 	conds   []*proc // processes in AwaitCond
 	counter int     // the state AwaitCond reads
 	seq     uint64  // last arrival number
+	// held maps each key named by a started message to its process,
+	// from the start until the handler returns (suspensions included).
+	held map[int]*proc
 }
 
 // item is a unit of ready work as the policy sees it.
@@ -194,6 +203,7 @@ type item struct {
 	tag     int
 	resumed bool
 	proc    *proc // nil for a message not started yet
+	keys    []int // a new message's keys
 }
 
 type pstate uint8
@@ -417,7 +427,7 @@ func (s *sim) run() {
 // checkQuiet checks the model's own invariants between rounds.
 func (s *sim) checkQuiet() {
 	for _, x := range s.actors {
-		if len(x.queue) > 0 && (x.holder == nil || x.holder.state != pSleeping) {
+		if s.anyReady(x) && (x.holder == nil || x.holder.state != pSleeping) {
 			panic(fmt.Sprintf("model: at %v actor a%d has ready work and no sleeping holder", s.now, x.id))
 		}
 		if x.holder != nil && x.holder.state != pSleeping {
@@ -520,7 +530,7 @@ func (s *sim) send(b *branch, from *proc, id int) {
 		return
 	}
 	x.seq++
-	it := &item{msg: id, seq: x.seq, dl: dl, hasDL: hasDL, prio: m.Priority, tag: m.Tag}
+	it := &item{msg: id, seq: x.seq, dl: dl, hasDL: hasDL, prio: m.Priority, tag: m.Tag, keys: m.Keys}
 	x.list = append(x.list, it)
 	x.queue = append(x.queue, it)
 	if !x.active {
@@ -626,6 +636,12 @@ func (s *sim) expire(b *branch, x *actor) {
 		s.unlink(x, it)
 		s.missed(b, it.msg, it.dl)
 	}
+	if !x.active && !x.stopped && s.anyReady(x) {
+		// A message that waited for a key behind one just missed may
+		// start now: a runner takes the actor.
+		x.active = true
+		s.spawn(b, func(c *branch) { s.schedule(c, x) })
+	}
 }
 
 // sleepEnds continues p after its n-th sleep, at its end or cut short by
@@ -666,6 +682,12 @@ func (s *sim) schedule(b *branch, x *actor) {
 			if !s.p.Msgs[it.msg].Tell {
 				p.resultTo = it.msg
 			}
+			for _, k := range it.keys {
+				if x.held == nil {
+					x.held = map[int]*proc{}
+				}
+				x.held[k] = p
+			}
 			s.step(p, "start")
 		}
 		if !s.exec(b, p) {
@@ -691,11 +713,15 @@ func (s *sim) newProc(name string, msg int, x *actor, ops []Op, it *item) *proc 
 }
 
 func (s *sim) pick(x *actor) *item {
-	if len(x.queue) == 0 {
-		return nil
-	}
-	best := 0
-	for i := 1; i < len(x.queue); i++ {
+	best := -1
+	for i := 0; i < len(x.queue); i++ {
+		if !s.eligible(x, x.queue[i]) {
+			continue
+		}
+		if best < 0 {
+			best = i
+			continue
+		}
 		c := order(x.pol, x.queue[i], x.queue[best])
 		if c == 0 {
 			s.fail(false, "tie in the policy", "two items of a%d the policy cannot order", x.id)
@@ -705,9 +731,55 @@ func (s *sim) pick(x *actor) *item {
 			best = i
 		}
 	}
+	if best < 0 {
+		return nil
+	}
 	it := x.queue[best]
 	x.queue = slices.Delete(x.queue, best, best+1)
 	return it
+}
+
+// eligible reports whether ready item it may start: a new message with
+// keys only if, for each key, no started message holds it and no message
+// queued before it names it (keys keep send order against the policy).
+func (s *sim) eligible(x *actor, it *item) bool {
+	if it.resumed || it.proc != nil || len(it.keys) == 0 {
+		return true
+	}
+	for _, k := range it.keys {
+		if x.held[k] != nil {
+			return false
+		}
+		for _, o := range x.queue {
+			if o.seq < it.seq && !o.resumed && o.proc == nil && slices.Contains(o.keys, k) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// anyReady reports whether any queued item is eligible: what the
+// runtime's policy queue holds (a message waiting for a key is listed,
+// and watched for its deadline, but not ready).
+func (s *sim) anyReady(x *actor) bool {
+	for _, it := range x.queue {
+		if s.eligible(x, it) {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseKeys gives back the keys p's message took when it started, as
+// its handler returns.
+func (s *sim) releaseKeys(p *proc) {
+	x := p.actor
+	for k, h := range x.held {
+		if h == p {
+			delete(x.held, k)
+		}
+	}
 }
 
 // order is the policies of DESIGN.md: EDF by deadline, no deadline last,
@@ -899,6 +971,7 @@ func (s *sim) complete(b *branch, p *proc) {
 func (s *sim) end(b *branch, p *proc, out string) {
 	p.state = pDone
 	p.actor.holder = nil
+	s.releaseKeys(p)
 	if p.resultTo >= 0 {
 		s.resolve(b, p.resultTo, out)
 	}
@@ -936,7 +1009,7 @@ func (s *sim) suspend(b *branch, p *proc) bool {
 	// The actor passes to a new runner if work is ready, and the
 	// waiting goroutine registers its wake-up after that.
 	s.touch(b, actorRes(x), tTake)
-	if len(x.queue) == 0 {
+	if !s.anyReady(x) {
 		x.active = false
 	} else {
 		s.spawn(b, func(c *branch) { s.schedule(c, x) })
@@ -986,7 +1059,7 @@ func (s *sim) ready(b *branch, p *proc) {
 	x := p.actor
 	p.state = pReady
 	p.it.resumed = true
-	if !x.active && len(x.queue) == 0 {
+	if !x.active && !s.anyReady(x) {
 		x.active = true
 		s.unlink(x, p.it)
 		if p.cont {
@@ -1023,6 +1096,7 @@ func (s *sim) then(b *branch, p *proc, op Op) {
 	x := p.actor
 	p.state = pDone
 	x.holder = nil
+	s.releaseKeys(p)
 	if x.stopped {
 		if p.resultTo >= 0 {
 			s.resolve(b, p.resultTo, OutStopped)

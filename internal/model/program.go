@@ -50,6 +50,7 @@ type Msg struct {
 	DL       Deadline
 	Priority int
 	Tag      int
+	Keys     []int // crisp.Key(k) for each: distinct, in the order given
 	Body     []Op
 }
 
@@ -174,6 +175,9 @@ func (p *Program) writeSend(b *strings.Builder, id, depth int) {
 	}
 	if m.Tag != 0 {
 		fmt.Fprintf(b, " tag %d", m.Tag)
+	}
+	if len(m.Keys) > 0 {
+		fmt.Fprintf(b, " keys %v", m.Keys)
 	}
 	b.WriteString(" {\n")
 	p.writeBody(b, m.Body, depth+1)
