@@ -408,7 +408,7 @@ func (a *core) startGroup() {
 
 // runGroup is the body of a group's runner goroutine.
 func (a *core) runGroup() {
-	p := &Proc{a: a, g: gid.Current(), turn: a.sys.wd.Turn()}
+	p := &Proc{a: a, g: gid.Current()}
 	defer a.exit(p)
 	a.mu.Lock()
 	a.grp.procs = append(a.grp.procs, p)
@@ -428,7 +428,7 @@ func (a *core) runGroup() {
 			return
 		}
 		a.runOne(p, m, j)
-		a.between(p, n)
+		a.between(n)
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m)

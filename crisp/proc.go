@@ -23,7 +23,6 @@ type Proc struct {
 
 	wake     chan struct{} // buffered(1): the actor is handed back, or x.stopErr is set
 	epoch    uint32        // number of the current (or last) suspension. Guarded by a.mu.
-	turn     uint32        // the watchdog's Turn when this runner last yielded for it
 	serve    bool          // a spare runner is woken to serve, not dismissed. Set under a.mu.
 	done     bool          // the runner returned normally (not through runtime.Goexit)
 	selfWait bool          // a group runner blocked on a future of its group (checkGroupWait). Guarded by a.mu.

@@ -57,18 +57,19 @@ const yieldEvery = 16
 // schedules, which a processor busy with runners does every 10 ms or
 // so) and yields the processor to it: so a miss is noticed within one
 // handler's run, whatever the handlers' length, and not after yieldEvery
-// of them. And whenever the watchdog has woken, or has woken callers,
-// since this runner last looked (watchdog.Turn), the runner yields once
-// more: those goroutines wait behind runnable runners on their
-// processor, and each runner that reaches this point first lets them go
-// ahead. Otherwise it yields every yieldEvery messages.
-func (a *core) between(p *Proc, n int) {
-	wd := a.sys.wd
-	if wd.Nudge() || n%yieldEvery == 0 {
-		runtime.Gosched()
-	}
-	for t := wd.Turn(); t != p.turn; t = wd.Turn() {
-		p.turn = t
+// of them. Otherwise it yields every yieldEvery messages.
+//
+// Tried and dropped: yielding once more whenever the watchdog had woken
+// callers since the runner last looked, so that callers queued behind
+// runners on their processor go first. With 300 us handlers it took the
+// miss lag's p99 from 9 ms to 0.4 ms; but where goroutines that never
+// yield hold the processors, each yield waits out one of their 10 ms
+// time slices, and the extra yields starved the runners that notice
+// deadlines (p99 50 ms -> 160-200 ms with two such goroutines). Neither
+// a limit of one such yield per runner per millisecond nor turning them
+// off after a slow yield kept the gain without the loss.
+func (a *core) between(n int) {
+	if a.sys.wd.Nudge() || n%yieldEvery == 0 {
 		runtime.Gosched()
 	}
 }
@@ -107,7 +108,7 @@ func (a *core) start() {
 // suspended process's goroutine must fit, with the runtime's own frames
 // for parking, in the smallest stack.
 func (a *core) run(first *message) {
-	p := &Proc{a: a, g: gid.Current(), turn: a.sys.wd.Turn()}
+	p := &Proc{a: a, g: gid.Current()}
 	defer a.exit(p)
 	a.enter(p)
 	a.serve(p, first)
@@ -160,7 +161,7 @@ func (a *core) serve(p *Proc, first *message) {
 		}
 		first = nil
 		a.runOne(p, m, j)
-		a.between(p, n)
+		a.between(n)
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m) // here, under the lock taken anyway

@@ -119,8 +119,6 @@ type Watchdog struct {
 	// goroutine once.
 	due atomic.Int64
 
-	turn atomic.Uint32 // see Turn
-
 	mu     sync.Mutex // guards heap, seq, stale, timer, armed, isArm, firing, stop, entries' fields
 	heap   []slot
 	seq    uint64 // last registration number given out
@@ -310,7 +308,7 @@ const noDue = math.MaxInt64
 
 // Nudge reports whether the earliest watched deadline has come, on the
 // real clock, and if it has, wakes the watchdog's goroutine to expire it
-// without waiting for the timer, and advances Turn. It costs one atomic
+// without waiting for the timer. It costs one atomic
 // load when no deadline is watched and one monotonic clock reading
 // otherwise. On any other clock it reports false at once: virtual timers
 // fire exactly.
@@ -321,7 +319,7 @@ const noDue = math.MaxInt64
 // without blocking. Goroutines that run one short piece of work after
 // another (crisp's actor runners, between two messages) call Nudge so
 // that a passed deadline is noticed within one piece of work, and then
-// yield the processor (see Turn).
+// yield the processor to the goroutine it woke.
 //
 // Of many concurrent callers that see one due deadline, only the first
 // reports true; the others report false until the watchdog has handled
@@ -355,20 +353,8 @@ func (w *Watchdog) nudge() bool {
 	case w.kick <- struct{}{}:
 	default:
 	}
-	w.turn.Add(1)
 	return true
 }
-
-// Turn counts the times the watchdog has wanted a processor for itself
-// or for the goroutines it woke: a Nudge that woke it, and every pass
-// that expired something (whose targets typically woke the callers of
-// the messages that missed). Go's scheduler queues a woken goroutine
-// behind whatever is already runnable on its processor; a goroutine that
-// runs one short piece of work after another and yields when Turn has
-// moved since it last looked lets those go first, so that callers learn
-// of a miss within microseconds rather than after every runnable
-// handler has had its turn.
-func (w *Watchdog) Turn() uint32 { return w.turn.Load() }
 
 // arm sets the timer for key k. Called with mu held.
 func (w *Watchdog) arm(k int64, now time.Time) {
@@ -500,9 +486,6 @@ func (w *Watchdog) expire() {
 			t.Expire(now)
 		}
 		w.batch = batch[:0]
-	}
-	if len(batch) > 0 {
-		w.turn.Add(1)
 	}
 
 	w.mu.Lock()
