@@ -428,7 +428,7 @@ func (a *core) runGroup() {
 			return
 		}
 		a.runOne(p, m, j)
-		a.between(n)
+		a.between(n, m.checked())
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m)

@@ -253,6 +253,10 @@ func (m *message) name(j job) string {
 // than the rest of the report. Programs have finitely many handlers.
 var funcNames sync.Map // uintptr -> string
 
+// checked reports whether the runner checks m's deadline when it takes
+// it (late): a new message with a deadline.
+func (m *message) checked() bool { return !m.item.Deadline.IsZero() && !m.item.Resumed }
+
 func funcName(fn any) string {
 	v := reflect.ValueOf(fn)
 	if v.Kind() != reflect.Func || v.IsNil() {

@@ -68,8 +68,13 @@ const yieldEvery = 16
 // deadlines (p99 50 ms -> 160-200 ms with two such goroutines). Neither
 // a limit of one such yield per runner per millisecond nor turning them
 // off after a slow yield kept the gain without the loss.
-func (a *core) between(n int) {
-	if a.sys.wd.Nudge() || n%yieldEvery == 0 {
+//
+// A message with a deadline was checked against a fresh reading of the
+// clock just before its handler started (late), which nudged the
+// watchdog then: checked is true for it, and the clock is not read
+// again here.
+func (a *core) between(n int, checked bool) {
+	if !checked && a.sys.wd.Nudge() || n%yieldEvery == 0 {
 		runtime.Gosched()
 	}
 }
@@ -161,7 +166,7 @@ func (a *core) serve(p *Proc, first *message) {
 		}
 		first = nil
 		a.runOne(p, m, j)
-		a.between(n)
+		a.between(n, m.checked())
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m) // here, under the lock taken anyway
@@ -296,7 +301,7 @@ func (a *core) dismissSpare() {
 // actor: the start-time deadline check, then the handler. Entered and
 // left without a.mu; the caller then releases m's keys, if it has any.
 func (a *core) runOne(p *Proc, m *message, j job) {
-	if !m.item.Deadline.IsZero() && !m.item.Resumed && a.late(m) {
+	if m.checked() && a.late(m) {
 		return // the caller releases its keys
 	}
 	m.state.Store(stRunning)
@@ -334,6 +339,9 @@ func (a *core) giveKeysBack(m *message) {
 func (a *core) late(m *message) bool {
 	now := a.sys.now()
 	if now.Before(m.item.Deadline) {
+		if a.sys.wd.NudgeAt(now) { // between messages, with the reading at hand: see between
+			runtime.Gosched()
+		}
 		return false
 	}
 	m.state.Store(stMissed)

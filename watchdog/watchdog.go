@@ -23,6 +23,12 @@
 // must be quick and must not block. New starts the
 // goroutine; Stop ends it and waits for it.
 //
+// Go fires a timer only when the processor holding it schedules, so on
+// a machine whose processors run CPU-bound work the timer is late by as
+// long as that work runs without blocking. Nudge lets goroutines that
+// run short pieces of work one after another wake the watchdog as soon
+// as a deadline has come (crisp's runners call it between messages).
+//
 // Under a mock clock or inside a testing/synctest bubble the timer is
 // virtual, so targets are called at exactly their deadline in virtual time
 // (provided the clock is advanced no further than that deadline at once).
@@ -332,10 +338,23 @@ func (w *Watchdog) Nudge() bool {
 	return w.nudge()
 }
 
+// NudgeAt is Nudge with now, a fresh reading of the watchdog's clock
+// that the caller has at hand, in place of a reading of its own.
+func (w *Watchdog) NudgeAt(now time.Time) bool {
+	if w.due.Load() == noDue {
+		return false
+	}
+	return w.nudgeAt(w.key(now))
+}
+
 // nudge is Nudge once a deadline is armed.
 func (w *Watchdog) nudge() bool {
+	return w.nudgeAt(int64(time.Since(w.epoch))) // clock seam: w.clk is the real clock (due is set only then); its monotonic reading, without the wall clock
+}
+
+// nudgeAt is Nudge at key now.
+func (w *Watchdog) nudgeAt(now int64) bool {
 	d := w.due.Load()
-	now := int64(time.Since(w.epoch)) // clock seam: w.clk is the real clock (due is set only then); its monotonic reading, without the wall clock
 	if d == noDue || now < d || !w.due.CompareAndSwap(d, noDue) {
 		return false
 	}
