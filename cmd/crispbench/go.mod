@@ -2,9 +2,9 @@ module github.com/crisprt/crisp/cmd/crispbench
 
 go 1.25
 
-// The library itself, from this repository (replay runs it); go.work at
-// the repository root puts both modules in one workspace.
-require github.com/crisprt/crisp v0.0.0
+// The library itself comes from this repository: go.work at the
+// repository root puts both modules in one workspace, so crispbench is
+// built and tested from the root (go run ./cmd/crispbench).
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
@@ -33,4 +33,3 @@ require (
 	golang.org/x/text v0.28.0 // indirect
 )
 
-replace github.com/crisprt/crisp => ../..
