@@ -17,8 +17,50 @@ const Unit = time.Millisecond
 // result to Then continuations, and sometimes promises resolved or
 // actors stopped from outside. The same seed gives the same program.
 func Generate(seed uint64) *Program {
-	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	return GenerateFrom(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
+// GenerateFrom returns the program the generator makes when it draws its
+// choices from src, in the same way as Generate does from a seed. A
+// fuzzer gives it a source that reads the fuzz input (see Choices), so
+// that its mutations of the input steer the program's shape.
+func GenerateFrom(src rand.Source) *Program {
+	g := &gen{r: rand.New(src)}
 	return Normalize(g.program())
+}
+
+// Choices is a rand.Source that yields b, eight bytes at a time, and
+// then a PCG stream seeded from b, so that any b, short or long, gives
+// every choice the generator may ask for.
+type Choices struct {
+	b    []byte
+	rest *rand.PCG
+}
+
+// NewChoices returns the source of b's choices.
+func NewChoices(b []byte) *Choices {
+	var h uint64 = 14695981039346656037 // FNV-1a over b seeds the rest
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return &Choices{b: b, rest: rand.NewPCG(h, uint64(len(b)))}
+}
+
+// Uint64 returns the next choice.
+func (c *Choices) Uint64() uint64 {
+	if len(c.b) == 0 {
+		return c.rest.Uint64()
+	}
+	var v uint64
+	n := min(8, len(c.b))
+	for i := range n {
+		v |= uint64(c.b[i]) << (8 * i)
+	}
+	c.b = c.b[n:]
+	if n < 8 { // a short tail still varies the high bits, which IntN reads
+		v |= c.rest.Uint64() << (8 * n)
+	}
+	return v
 }
 
 type gen struct {
