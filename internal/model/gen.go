@@ -200,7 +200,7 @@ func (g *gen) body(depth, self int, visible []int) []Op {
 	group := g.p.Group(self) > 0
 	for len(ops) < n {
 		k := g.r.IntN(100)
-		if group && (k >= 50 && k < 84 || k >= 86 && k < 89 || k >= 92) {
+		if group && (k >= 50 && k < 84 || k >= 86 && k < 89) {
 			continue // steps a group's handler may not take (see InGroup)
 		}
 		switch {

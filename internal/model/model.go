@@ -35,8 +35,10 @@
 // runner starts when work arrives (or a miss unblocks a key) while fewer
 // than W serve, or when a runner ending its message leaves more than one
 // message eligible. Keys work as on single actors. A group's handlers
-// only sleep, send, panic and stop (see InGroup): its workers wait for
-// futures holding their goroutines, and have states of their own.
+// only sleep, send, panic, stop and hand their result to a Then
+// continuation (see InGroup), which any free worker may run: its workers
+// wait for futures holding their goroutines, and have states of their
+// own.
 //
 // # Determinism
 //
@@ -92,7 +94,7 @@
 // context.AfterFunc starts, which nothing under a virtual clock waits
 // for), Get on another actor's future (it holds the actor while time
 // must pass, which stalls a virtual clock), awaits, conditions,
-// suspensions, Gets and Then in groups' handlers, AddWorker and
+// suspensions and Gets in groups' handlers, AddWorker and
 // RemoveWorker, Cost,
 // the logging of a Tell's panic. The chaos test in package crisp covers
 // contexts on the real clock. The final Shutdown is not modeled either:
@@ -736,7 +738,9 @@ func (s *sim) schedule(b *branch, x *actor) {
 				x.runners--
 				return
 			}
-			if !s.startItem(b, x, it) {
+			if it.proc != nil { // a Then continuation
+				s.unlink(x, it)
+			} else if !s.startItem(b, x, it) {
 				continue
 			}
 			if !s.exec(b, it.proc) {
@@ -1196,6 +1200,11 @@ func (s *sim) ready(b *branch, p *proc) {
 	x := p.actor
 	p.state = pReady
 	p.it.resumed = true
+	if x.group() { // a continuation: queued, and a runner started if a worker is free
+		x.queue = append(x.queue, p.it)
+		s.startGroup(b, x)
+		return
+	}
 	if !x.active && !s.anyReady(x) {
 		x.active = true
 		s.unlink(x, p.it)

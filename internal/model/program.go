@@ -141,7 +141,7 @@ func (p *Program) Group(a int) int {
 // gives groups' handlers only steps that neither block nor read state.
 func InGroup(k OpKind) bool {
 	switch k {
-	case OSleep, OSend, OPanic, OStop:
+	case OSleep, OSend, OPanic, OStop, OThen:
 		return true
 	}
 	return false
