@@ -89,6 +89,14 @@ func (x *exec) run(settle func()) (*model.Result, error) {
 		case model.ByTag:
 			opts = append(opts, crisp.WithPolicy(byTag))
 		}
+		if w := p.Group(i); w > 0 {
+			states := make([]*astate, w)
+			for k := range states {
+				states[k] = &astate{}
+			}
+			x.actors = append(x.actors, crisp.SpawnGroup(x.sys, states, opts...))
+			continue
+		}
 		x.actors = append(x.actors, crisp.Spawn(x.sys, &astate{}, opts...))
 	}
 	for range p.Promises {

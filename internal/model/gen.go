@@ -11,7 +11,7 @@ import (
 const Unit = time.Millisecond
 
 // Generate returns the random program of seed: one to four actors with
-// random policies, a few messages sent from outside at random instants,
+// random policies, a quarter of them groups of two or three workers, a few messages sent from outside at random instants,
 // handlers that sleep, send further messages, await their futures,
 // promises and conditions, suspend, panic, stop actors and hand their
 // result to Then continuations, and sometimes promises resolved or
@@ -87,6 +87,14 @@ func (g *gen) program() *Program {
 			pol = ByTag
 		}
 		p.Actors = append(p.Actors, pol)
+	}
+	for a := range p.Actors {
+		if g.chance(25) { // a group of two or three workers
+			if p.Workers == nil {
+				p.Workers = make([]int, len(p.Actors))
+			}
+			p.Workers[a] = 2 + g.r.IntN(2)
+		}
 	}
 	p.Promises = g.r.IntN(3)
 	g.budget = 4 + g.r.IntN(12)
@@ -189,8 +197,13 @@ func (g *gen) body(depth, self int, visible []int) []Op {
 		return cands[g.r.IntN(len(cands))], true
 	}
 	n := g.r.IntN(7)
+	group := g.p.Group(self) > 0
 	for len(ops) < n {
-		switch k := g.r.IntN(100); {
+		k := g.r.IntN(100)
+		if group && (k >= 50 && k < 84 || k >= 86 && k < 89) {
+			continue // steps a group's handler may not take (see InGroup)
+		}
+		switch {
 		case k < 30:
 			ops = append(ops, Op{Kind: OSleep, D: g.units(1, 8)})
 		case k < 50:

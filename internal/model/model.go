@@ -29,6 +29,16 @@
 // holds its keys from its start until its handler returns, through its
 // suspensions; the policy chooses among the messages that may start, and
 // a message waiting for a key is missed at its deadline like any other.
+// Actor groups (crisp.SpawnGroup) of W workers: up to W messages run at
+// once, each on a free worker; a runner serves each busy worker and
+// takes the policy's first eligible message when its own ends; a new
+// runner starts when work arrives (or a miss unblocks a key) while fewer
+// than W serve, or when a runner ending its message leaves more than one
+// message eligible. Keys work as on single actors. A group's handlers
+// only sleep, send, panic, stop and hand their result to a Then
+// continuation (see InGroup), which any free worker may run: its workers
+// wait for futures holding their goroutines, and have states of their
+// own.
 //
 // # Determinism
 //
@@ -39,7 +49,9 @@
 // goes first. Two messages arriving at one actor from two goroutines, a
 // message arriving while its actor chooses its next work, a future
 // resolved while another process checks it, a stop racing a process:
-// these are the paper's interleavings, and each order is correct. The
+// these are the paper's interleavings, and each order is correct. Two
+// workers of a group taking work at one instant are another: which
+// message each takes may differ. The
 // model does not guess: it follows the runtime's happens-before order.
 //
 // Time moves, in the runtime as in the model, only when the system is
@@ -81,8 +93,9 @@
 // Contexts (the runtime learns of a context's end on a goroutine that
 // context.AfterFunc starts, which nothing under a virtual clock waits
 // for), Get on another actor's future (it holds the actor while time
-// must pass, which stalls a virtual clock), actor groups (keys are
-// modeled on single actors only), Cost,
+// must pass, which stalls a virtual clock), awaits, conditions,
+// suspensions and Gets in groups' handlers, AddWorker and
+// RemoveWorker, Cost,
 // the logging of a Tell's panic. The chaos test in package crisp covers
 // contexts on the real clock. The final Shutdown is not modeled either:
 // the tests compare the outcomes reached when the driver runs out of
@@ -148,7 +161,7 @@ func Run(p *Program, opt Options) (*Result, error) {
 	s.res.Msgs = make([]MsgResult, len(p.Msgs))
 	s.res.Steps = make([][]Step, len(p.Actors))
 	for i, pol := range p.Actors {
-		s.actors = append(s.actors, &actor{id: i, pol: pol})
+		s.actors = append(s.actors, &actor{id: i, pol: pol, workers: p.Group(i)})
 	}
 	for k := range p.Promises {
 		s.futs[PromiseRef(k)] = &fut{}
@@ -191,6 +204,36 @@ type actor struct {
 	// held maps each key named by a started message to its process,
 	// from the start until the handler returns (suspensions included).
 	held map[int]*proc
+
+	// A group: its workers, the runners serving it (each a branch that
+	// takes work, or a process sleeping on its worker), and the
+	// processes running or sleeping on its workers. holder and active
+	// are for single actors only.
+	workers int // 0: not a group
+	runners int
+	busy    []*proc
+}
+
+func (x *actor) group() bool { return x.workers > 0 }
+
+// startGroup is the runtime's startGroup: a new runner, if fewer serve
+// the group than it has workers.
+func (s *sim) startGroup(b *branch, x *actor) {
+	if x.runners < x.workers {
+		x.runners++
+		s.spawn(b, func(c *branch) { s.schedule(c, x) })
+	}
+}
+
+// eligibleCount is how many items of x's queue the policy may choose.
+func (s *sim) eligibleCount(x *actor) int {
+	n := 0
+	for _, it := range x.queue {
+		if s.eligible(x, it) {
+			n++
+		}
+	}
+	return n
 }
 
 // item is a unit of ready work as the policy sees it.
@@ -427,6 +470,20 @@ func (s *sim) run() {
 // checkQuiet checks the model's own invariants between rounds.
 func (s *sim) checkQuiet() {
 	for _, x := range s.actors {
+		if x.group() {
+			if x.runners != len(x.busy) {
+				panic(fmt.Sprintf("model: at %v group a%d has %d runners and %d busy workers", s.now, x.id, x.runners, len(x.busy)))
+			}
+			for _, p := range x.busy {
+				if p.state != pSleeping {
+					panic(fmt.Sprintf("model: at %v group a%d runs %s, which does not sleep", s.now, x.id, p.name))
+				}
+			}
+			if s.anyReady(x) && x.runners < x.workers && !x.stopped {
+				panic(fmt.Sprintf("model: at %v group a%d has ready work and an idle worker", s.now, x.id))
+			}
+			continue
+		}
 		if s.anyReady(x) && (x.holder == nil || x.holder.state != pSleeping) {
 			panic(fmt.Sprintf("model: at %v actor a%d has ready work and no sleeping holder", s.now, x.id))
 		}
@@ -533,6 +590,10 @@ func (s *sim) send(b *branch, from *proc, id int) {
 	it := &item{msg: id, seq: x.seq, dl: dl, hasDL: hasDL, prio: m.Priority, tag: m.Tag, keys: m.Keys}
 	x.list = append(x.list, it)
 	x.queue = append(x.queue, it)
+	if x.group() {
+		s.startGroup(b, x)
+		return
+	}
 	if !x.active {
 		x.active = true
 		s.spawn(b, func(c *branch) { s.schedule(c, x) })
@@ -605,9 +666,11 @@ func (s *sim) stop(b *branch, x *actor) {
 		}
 	}
 	x.list, x.queue, x.conds = nil, nil, nil
-	if h := x.holder; h != nil && h.state == pSleeping {
-		n := h.sleeps
-		s.spawn(b, func(c *branch) { s.sleepEnds(c, h, n) }) // Sleep returns at once
+	for _, h := range append([]*proc{x.holder}, x.busy...) {
+		if h != nil && h.state == pSleeping {
+			n := h.sleeps
+			s.spawn(b, func(c *branch) { s.sleepEnds(c, h, n) }) // Sleep returns at once
+		}
 	}
 	for _, id := range fails {
 		s.resolve(b, id, OutStopped)
@@ -636,7 +699,9 @@ func (s *sim) expire(b *branch, x *actor) {
 		s.unlink(x, it)
 		s.missed(b, it.msg, it.dl)
 	}
-	if !x.active && !x.stopped && s.anyReady(x) {
+	if x.group() && !x.stopped && s.anyReady(x) {
+		s.startGroup(b, x)
+	} else if !x.group() && !x.active && !x.stopped && s.anyReady(x) {
 		// A message that waited for a key behind one just missed may
 		// start now: a runner takes the actor.
 		x.active = true
@@ -658,9 +723,32 @@ func (s *sim) sleepEnds(b *branch, p *proc, n int) {
 
 // schedule runs x's ready work on branch b, which holds x, until x is
 // released, handed to a process, or held by a sleeping one.
+//
+// On a group, b is one of its runners: it takes work while there is
+// work it may start, and leaves when there is none or the group stops.
 func (s *sim) schedule(b *branch, x *actor) {
 	for s.skip == nil {
 		s.touch(b, actorRes(x), tTake)
+		if x.group() {
+			var it *item
+			if !x.stopped {
+				it = s.pick(x)
+			}
+			if it == nil {
+				x.runners--
+				return
+			}
+			if it.proc != nil { // a Then continuation
+				s.unlink(x, it)
+			} else if !s.startItem(b, x, it) {
+				continue
+			}
+			if !s.exec(b, it.proc) {
+				return
+			}
+			s.groupEnded(b, x)
+			continue
+		}
 		if x.stopped {
 			x.active = false
 			return
@@ -696,10 +784,45 @@ func (s *sim) schedule(b *branch, x *actor) {
 	}
 }
 
-// proceed lets p, which holds its actor again, go on, and the actor take
-// its next work if p ends.
+// startItem takes it, just picked from group x's queue, onto a worker:
+// it reports false if it missed instead.
+func (s *sim) startItem(b *branch, x *actor, it *item) bool {
+	s.unlink(x, it)
+	if it.hasDL && it.dl <= s.now {
+		s.missed(b, it.msg, it.dl)
+		return false
+	}
+	p := s.newProc(fmt.Sprintf("m%d", it.msg), it.msg, x, s.p.Msgs[it.msg].Body, it)
+	if !s.p.Msgs[it.msg].Tell {
+		p.resultTo = it.msg
+	}
+	for _, k := range it.keys {
+		if x.held == nil {
+			x.held = map[int]*proc{}
+		}
+		x.held[k] = p
+	}
+	s.step(p, "start")
+	return true
+}
+
+// groupEnded is a group's runner after its message ended, its keys and
+// worker given back: if more than one item may start, another runner
+// is started for the others (the runtime's "queued > 1").
+func (s *sim) groupEnded(b *branch, x *actor) {
+	s.touch(b, actorRes(x), tTake)
+	if !x.stopped && s.eligibleCount(x) > 1 {
+		s.startGroup(b, x)
+	}
+}
+
+// proceed lets p, which holds its actor (or its worker) again, go on,
+// and the actor take its next work if p ends.
 func (s *sim) proceed(b *branch, p *proc) {
 	if s.exec(b, p) {
+		if p.actor.group() {
+			s.groupEnded(b, p.actor)
+		}
 		s.schedule(b, p.actor)
 	}
 }
@@ -853,7 +976,13 @@ func (s *sim) checkConds(b *branch, x *actor) {
 func (s *sim) exec(b *branch, p *proc) bool {
 	x := p.actor
 	p.state = pRunning
-	x.holder = p
+	if x.group() {
+		if !slices.Contains(x.busy, p) {
+			x.busy = append(x.busy, p)
+		}
+	} else {
+		x.holder = p
+	}
 	switch {
 	case p.inflight:
 		s.complete(b, p)
@@ -970,11 +1099,23 @@ func (s *sim) complete(b *branch, p *proc) {
 // end finishes p with out as its result.
 func (s *sim) end(b *branch, p *proc, out string) {
 	p.state = pDone
-	p.actor.holder = nil
+	s.release(p)
 	s.releaseKeys(p)
 	if p.resultTo >= 0 {
 		s.resolve(b, p.resultTo, out)
 	}
+}
+
+// release gives back the actor, or the group's worker, that p held.
+func (s *sim) release(p *proc) {
+	x := p.actor
+	if x.group() {
+		if i := slices.Index(x.busy, p); i >= 0 {
+			x.busy = slices.Delete(x.busy, i, i+1)
+		}
+		return
+	}
+	x.holder = nil
 }
 
 // suspend releases p's actor while p waits in ops[pc]. It reports
@@ -1059,6 +1200,11 @@ func (s *sim) ready(b *branch, p *proc) {
 	x := p.actor
 	p.state = pReady
 	p.it.resumed = true
+	if x.group() { // a continuation: queued, and a runner started if a worker is free
+		x.queue = append(x.queue, p.it)
+		s.startGroup(b, x)
+		return
+	}
 	if !x.active && !s.anyReady(x) {
 		x.active = true
 		s.unlink(x, p.it)
@@ -1095,7 +1241,7 @@ func (s *sim) ready(b *branch, p *proc) {
 func (s *sim) then(b *branch, p *proc, op Op) {
 	x := p.actor
 	p.state = pDone
-	x.holder = nil
+	s.release(p)
 	s.releaseKeys(p)
 	if x.stopped {
 		if p.resultTo >= 0 {

@@ -224,3 +224,53 @@ func TestGenerateIsRepeatable(t *testing.T) {
 		require.NoError(t, model.Valid(p), "seed %d:\n%s", sd, p)
 	}
 }
+
+// In a group, messages run in parallel, one per worker; messages with a
+// key in common run one after the other, in the order they were sent;
+// an eligible message waits for a free worker.
+func TestModelGroupRunsInParallelAndKeysInOrder(t *testing.T) {
+	keyed := func(m model.Msg, keys ...int) model.Msg { m.Keys = keys; return m }
+	p := &model.Program{
+		Actors:  []model.Policy{model.EDF},
+		Workers: []int{2},
+		Msgs: []model.Msg{
+			keyed(call(0, model.Deadline{}, sleep(10*ms)), 0),
+			keyed(call(0, model.Deadline{}, sleep(10*ms)), 0),
+			call(0, model.Deadline{}, sleep(10*ms)),
+			call(0, model.Deadline{}),
+		},
+		Events: []model.Event{sendAt(0, 0), sendAt(1*ms, 1), sendAt(2*ms, 2), sendAt(3*ms, 3)},
+	}
+	r := runBoth(t, p)
+	assert.Equal(t, []string{
+		"m0.start@0s", "m2.start@2ms",
+		"m0.op0@10ms", "m0.end@10ms", "m1.start@10ms",
+		"m2.op0@12ms", "m2.end@12ms", "m3.start@12ms", "m3.end@12ms",
+		"m1.op0@20ms", "m1.end@20ms",
+	}, steps(r, 0))
+}
+
+// On a group, a handler that returns Then gives its keys back then, and
+// its continuation runs on whichever worker is free when its future is
+// resolved, in parallel with the group's other work.
+func TestModelGroupThen(t *testing.T) {
+	m0 := call(0, model.Deadline{}, model.Op{Kind: model.OThen, Ref: model.PromiseRef(0), Body: []model.Op{sleep(5 * ms)}})
+	m0.Keys = []int{0}
+	m1 := call(0, model.Deadline{}, sleep(10*ms))
+	m1.Keys = []int{0}
+	p := &model.Program{
+		Actors:   []model.Policy{model.EDF},
+		Workers:  []int{2},
+		Msgs:     []model.Msg{m0, m1},
+		Promises: 1,
+		Events: []model.Event{sendAt(0, 0), sendAt(1*ms, 1),
+			{At: 2 * ms, Kind: model.EResolve, Promise: 0, Value: "r0"}},
+	}
+	r := runBoth(t, p)
+	assert.Equal(t, []string{
+		"m0.start@0s", "m0.end@0s", "m1.start@1ms",
+		"m0.k.start@2ms", "m0.k.op0@7ms", "m0.k.end@7ms",
+		"m1.op0@11ms", "m1.end@11ms",
+	}, steps(r, 0))
+	assert.Equal(t, 7*ms, r.Msgs[0].ResolvedAt)
+}

@@ -37,7 +37,11 @@ func (p Policy) String() string {
 // sent at most once, by the one event or the one Send op that names it,
 // so a message's ID is its identity in the results.
 type Program struct {
-	Actors   []Policy
+	Actors []Policy
+	// Workers says, by actor, how many workers serve it: 0 for an actor
+	// made by Spawn, n for a group of n workers (SpawnGroup). Nil, or
+	// shorter than Actors: the rest are single actors.
+	Workers  []int
 	Msgs     []Msg
 	Promises int     // external promises, resolved by events
 	Events   []Event // in the order they are set; ties at an instant run in this order
@@ -122,6 +126,27 @@ type Op struct {
 	Body  []Op // OThen: the continuation
 }
 
+// Group reports how many workers serve actor a: 0 if it is not a group.
+func (p *Program) Group(a int) int {
+	if a < len(p.Workers) {
+		return p.Workers[a]
+	}
+	return 0
+}
+
+// InGroup reports whether a handler of a group may take a step of kind
+// k: a group's worker waits for futures in place, holding its goroutine
+// (which a virtual clock cannot move past), and has a state of its own
+// (which AwaitCond and the counter would tell apart), so the generator
+// gives groups' handlers only steps that neither block nor read state.
+func InGroup(k OpKind) bool {
+	switch k {
+	case OSleep, OSend, OPanic, OStop, OThen:
+		return true
+	}
+	return false
+}
+
 // PromiseRef is the Ref of promise k.
 func PromiseRef(k int) int { return -1 - k }
 
@@ -132,6 +157,9 @@ func (p *Program) String() string {
 	fmt.Fprintf(&b, "actors:")
 	for i, pol := range p.Actors {
 		fmt.Fprintf(&b, " a%d=%s", i, pol)
+		if w := p.Group(i); w > 0 {
+			fmt.Fprintf(&b, "*%d", w)
+		}
 	}
 	if p.Promises > 0 {
 		fmt.Fprintf(&b, "; promises: %d", p.Promises)
@@ -237,6 +265,7 @@ func indent(b *strings.Builder, depth int) {
 func (p *Program) Clone() *Program {
 	q := &Program{
 		Actors:   append([]Policy(nil), p.Actors...),
+		Workers:  append([]int(nil), p.Workers...),
 		Msgs:     make([]Msg, len(p.Msgs)),
 		Promises: p.Promises,
 		Events:   append([]Event(nil), p.Events...),

@@ -1,7 +1,9 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -114,6 +116,11 @@ func Diff(p *Program, want, got *Result) []string {
 	}
 	for a := range p.Actors {
 		ws, gs := want.Steps[a], got.Steps[a]
+		if p.Group(a) > 0 {
+			// A group's workers step in parallel: at one instant, the
+			// order between processes is open, each one's own is not.
+			ws, gs = byInstant(ws), byInstant(gs)
+		}
 		n := max(len(ws), len(gs))
 		for i := range n {
 			var w, g string
@@ -130,6 +137,19 @@ func Diff(p *Program, want, got *Result) []string {
 		}
 	}
 	return d
+}
+
+// byInstant returns steps sorted by instant, then by process, each
+// process's steps at one instant kept in their order.
+func byInstant(steps []Step) []Step {
+	out := slices.Clone(steps)
+	slices.SortStableFunc(out, func(a, b Step) int {
+		if c := cmp.Compare(a.At, b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Proc, b.Proc)
+	})
+	return out
 }
 
 func orNone(s string) string {

@@ -53,6 +53,9 @@ func weight(p *Program) int64 {
 	for _, pol := range p.Actors {
 		w += int64(pol)
 	}
+	for _, n := range p.Workers {
+		w += int64(n)
+	}
 	for _, e := range p.Events {
 		w += int64(e.At / Unit)
 	}
@@ -158,8 +161,19 @@ func candidates(p *Program) []*Program {
 				}
 			}
 			q.Actors = q.Actors[:last]
+			if len(q.Workers) > last {
+				q.Workers = q.Workers[:last]
+			}
 			return true
 		})
+	}
+	for a, w := range p.Workers {
+		if w > 1 { // fewer workers, down to a group of one
+			edit(func(q *Program) bool { q.Workers[a] = 1; return true })
+		}
+		if w > 0 { // a single actor: its handlers may do more, not less
+			edit(func(q *Program) bool { q.Workers[a] = 0; return true })
+		}
 	}
 	for a, pol := range p.Actors {
 		if pol != EDF {

@@ -11,12 +11,21 @@ import (
 // one event or Send step, every Ref naming a promise or a Call sent
 // earlier by the same handler (or by the handler whose Then the
 // continuation is), Get only on Calls to the handler's own actor, Then
-// and Panic only as last steps.
+// and Panic only as last steps, in groups' handlers only the steps
+// InGroup allows.
 func Valid(p *Program) error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if len(p.Actors) == 0 {
 		bad("no actors")
+	}
+	if len(p.Workers) > len(p.Actors) {
+		bad("workers given for %d actors of %d", len(p.Workers), len(p.Actors))
+	}
+	for a, w := range p.Workers {
+		if w < 0 {
+			bad("a%d: %d workers", a, w)
+		}
 	}
 	sentBy := make([]int, len(p.Msgs))
 	for i, e := range p.Events {
@@ -50,6 +59,9 @@ func Valid(p *Program) error {
 		visible = slices.Clone(visible)
 		for i, op := range ops {
 			at := fmt.Sprintf("%s step %d", where, i)
+			if p.Group(self) > 0 && !InGroup(op.Kind) {
+				bad("%s: a %d step in a handler of group a%d", at, op.Kind, self)
+			}
 			refOK := func(ownActor bool) {
 				if op.Ref < 0 {
 					if ownActor || -1-op.Ref >= p.Promises {
