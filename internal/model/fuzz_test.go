@@ -8,8 +8,8 @@ import (
 
 // FuzzConformance drives the runtime's public calls, in sequences the
 // fuzzer chooses, against the model: its input is the stream of choices
-// from which the program generator builds a program (actors and their
-// policies; sends with deadlines, priorities, tags and keys; sleeps that
+// from which the program generator builds a program (actors, groups of
+// workers and their policies; sends with deadlines, priorities, tags and keys; sleeps that
 // move the virtual clock; awaits, conditions, suspensions, panics,
 // stops, Gets and Then continuations; promises resolved and actors
 // stopped from outside), which runs on the runtime (driven by WaitIdle
