@@ -759,33 +759,19 @@ func (s *sim) schedule(b *branch, x *actor) {
 			x.active = false
 			return
 		}
-		s.unlink(x, it)
-		p := it.proc
-		if p == nil {
-			if it.hasDL && it.dl <= s.now {
-				s.missed(b, it.msg, it.dl)
-				continue
-			}
-			p = s.newProc(fmt.Sprintf("m%d", it.msg), it.msg, x, s.p.Msgs[it.msg].Body, it)
-			if !s.p.Msgs[it.msg].Tell {
-				p.resultTo = it.msg
-			}
-			for _, k := range it.keys {
-				if x.held == nil {
-					x.held = map[int]*proc{}
-				}
-				x.held[k] = p
-			}
-			s.step(p, "start")
+		if it.proc != nil { // a resumed process
+			s.unlink(x, it)
+		} else if !s.startItem(b, x, it) {
+			continue
 		}
-		if !s.exec(b, p) {
+		if !s.exec(b, it.proc) {
 			return
 		}
 	}
 }
 
-// startItem takes it, just picked from group x's queue, onto a worker:
-// it reports false if it missed instead.
+// startItem starts it, a new message just picked from x's queue (on a
+// group, onto a worker): it reports false if it missed instead.
 func (s *sim) startItem(b *branch, x *actor, it *item) bool {
 	s.unlink(x, it)
 	if it.hasDL && it.dl <= s.now {
