@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -571,6 +572,25 @@ func TestAGroupWaitingOnlyForItselfIsDeadlocked(t *testing.T) {
 	})
 }
 
+// suspendHolding makes a process of a suspend, awaiting a promise, while
+// it holds key, and returns the function that resolves the promise and
+// checks that the process then finishes with its value.
+func suspendHolding(t *testing.T, sys *crisp.System, mock *clock.Mock, a *crisp.Actor[*state], key any) (release func()) {
+	t.Helper()
+	pr := future.NewPromise[string](mock)
+	holder := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
+		return crisp.Await(p, pr.Future()) // suspends, keeping the key
+	}, crisp.Key(key))
+	waitIdle(t, sys)
+	return func() {
+		t.Helper()
+		pr.Resolve("done", nil)
+		v, err := holder.Get()
+		require.NoError(t, err)
+		assert.Equal(t, "done", v)
+	}
+}
+
 // A message waiting for a key that a suspended process holds is not
 // taken by anyone while the actor is idle: the watchdog must still fail
 // it at its deadline. Found by the reference model once it learnt keys:
@@ -578,11 +598,7 @@ func TestAGroupWaitingOnlyForItselfIsDeadlocked(t *testing.T) {
 func TestAMessageWaitingForAKeyIsMissedAtItsDeadline(t *testing.T) {
 	sys, mock := newSystem(t)
 	a := crisp.Spawn(sys, &state{})
-	pr := future.NewPromise[string](mock)
-	holder := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
-		return crisp.Await(p, pr.Future()) // suspends, keeping the key
-	}, crisp.Key("k"))
-	waitIdle(t, sys)
+	release := suspendHolding(t, sys, mock, a, "k")
 	blocked := crisp.Call(a, record("blocked"), crisp.Key("k"), crisp.Within(time.Minute))
 	waitIdle(t, sys)
 	require.False(t, blocked.Ready(), "it waits for the key")
@@ -595,10 +611,7 @@ func TestAMessageWaitingForAKeyIsMissedAtItsDeadline(t *testing.T) {
 	require.ErrorAs(t, err, &me)
 	assert.Equal(t, t0.Add(time.Minute), me.Detected)
 
-	pr.Resolve("done", nil)
-	v, err := holder.Get()
-	require.NoError(t, err)
-	assert.Equal(t, "done", v)
+	release()
 }
 
 // A message that waited for a key behind one that then missed its
@@ -608,11 +621,7 @@ func TestAMessageWaitingForAKeyIsMissedAtItsDeadline(t *testing.T) {
 func TestAMessageFreedByAMissStartsAtOnce(t *testing.T) {
 	sys, mock := newSystem(t)
 	a := crisp.Spawn(sys, &state{})
-	pr := future.NewPromise[string](mock)
-	holder := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
-		return crisp.Await(p, pr.Future()) // suspends, keeping key a
-	}, crisp.Key("a"))
-	waitIdle(t, sys)
+	release := suspendHolding(t, sys, mock, a, "a")
 	first := crisp.Call(a, record("first"), crisp.Key("a"), crisp.Key("b"), crisp.Within(time.Minute))
 	second := crisp.Call(a, record("second"), crisp.Key("b")) // behind first in b's line
 	waitIdle(t, sys)
@@ -627,20 +636,14 @@ func TestAMessageFreedByAMissStartsAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "second", v)
 
-	pr.Resolve("done", nil)
-	_, err = holder.Get()
-	require.NoError(t, err)
+	release()
 }
 
 // The same when the message ahead is dropped because its context ended.
 func TestAMessageFreedByACancelStarts(t *testing.T) {
 	sys, mock := newSystem(t)
 	a := crisp.Spawn(sys, &state{})
-	pr := future.NewPromise[string](mock)
-	holder := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
-		return crisp.Await(p, pr.Future()) // suspends, keeping key a
-	}, crisp.Key("a"))
-	waitIdle(t, sys)
+	release := suspendHolding(t, sys, mock, a, "a")
 	ctx, cancel := context.WithCancel(context.Background())
 	first := crisp.Call(a, record("first"), crisp.Key("a"), crisp.Key("b"), crisp.Context(ctx))
 	second := crisp.Call(a, record("second"), crisp.Key("b")) // behind first in b's line
@@ -656,7 +659,5 @@ func TestAMessageFreedByACancelStarts(t *testing.T) {
 	require.NoError(t, err, "key b is free and second heads its line: it runs")
 	assert.Equal(t, "second", v)
 
-	pr.Resolve("done", nil)
-	_, err = holder.Get()
-	require.NoError(t, err)
+	release()
 }
