@@ -8,7 +8,7 @@ import (
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/internal/runq"
 	"github.com/crisprt/crisp/policy"
-	"github.com/crisprt/crisp/watchdog"
+	"github.com/crisprt/crisp/internal/watchdog"
 )
 
 // Actor is an actor with state of type S. Its handlers, sent with Call

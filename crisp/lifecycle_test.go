@@ -259,7 +259,7 @@ func TestAnIdleActorHoldsNoGoroutine(t *testing.T) {
 	}
 	waitIdle(t, sys)
 	// Only the watchdog remains.
-	assert.NoError(t, goleak.Find(before, goleak.IgnoreTopFunction("github.com/crisprt/crisp/watchdog.(*Watchdog).loop")))
+	assert.NoError(t, goleak.Find(before, goleak.IgnoreTopFunction("github.com/crisprt/crisp/internal/watchdog.(*Watchdog).loop")))
 	runtime.KeepAlive(actors)
 }
 

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/crisprt/crisp/internal/gid"
-	"github.com/crisprt/crisp/watchdog"
+	"github.com/crisprt/crisp/internal/watchdog"
 )
 
 // Proc is a handler's view of the process it runs in: the message's

@@ -11,7 +11,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"github.com/crisprt/crisp/watchdog"
+	"github.com/crisprt/crisp/internal/watchdog"
 )
 
 // System owns the goroutines of a set of actors: their runners, their

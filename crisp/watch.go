@@ -68,7 +68,7 @@ func (a *core) needWatch(dl, now time.Time) {
 	}
 	a.mu.Lock()
 	if a.handling() && k < a.wdKey.Load() && !a.stopped() {
-		if s.wd.Watch(&a.wd, a, dl, now) {
+		if s.wd.Watch(&a.wd, a.target(), dl, now) {
 			a.wdKey.Store(k)
 		}
 	}
@@ -97,16 +97,25 @@ func (a *core) watchQueued() {
 		first = a.dl.Peek().item.Deadline
 		k = s.key(first)
 	}
-	if s.wd.Watch(&a.wd, a, first, now) {
+	if s.wd.Watch(&a.wd, a.target(), first, now) {
 		a.wdKey.Store(k)
 	}
 }
 
-// Expire is the watchdog's call: the actor's entry has come due. Every
-// queued message whose deadline has passed is missed now, while the
-// actor may be busy with something else, and the entry is re-armed for
-// the next deadline if a handler still runs.
-func (a *core) Expire(now time.Time) {
+// watchTarget is an actor as the watchdog sees it. Its Expire is a
+// type of its own so that it is not promoted onto every Actor: nobody
+// but the watchdog may tell an actor that time has passed.
+type watchTarget core
+
+func (a *core) target() *watchTarget { return (*watchTarget)(a) }
+
+// Expire is the watchdog's call: the actor's entry has come due.
+func (t *watchTarget) Expire(now time.Time) { (*core)(t).expire(now) }
+
+// expire fails every queued message whose deadline has passed at now,
+// while the actor may be busy with something else, and re-arms the
+// entry for the next deadline if a handler still runs.
+func (a *core) expire(now time.Time) {
 	a.mu.Lock()
 	a.wdKey.Store(noWatch)
 	a.drain()

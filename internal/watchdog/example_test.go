@@ -6,7 +6,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"github.com/crisprt/crisp/watchdog"
+	"github.com/crisprt/crisp/internal/watchdog"
 )
 
 // request is a value with a deadline. It embeds the watchdog's Entry, so

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crisprt/crisp/watchdog"
+	"github.com/crisprt/crisp/internal/watchdog"
 )
 
 // The Watch+Cancel benchmarks run beside two baselines: the same work on

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/crisprt/crisp/watchdog"
+	"github.com/crisprt/crisp/internal/watchdog"
 )
 
 type misuseTarget struct {

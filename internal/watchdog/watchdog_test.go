@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/crisprt/crisp/watchdog"
+	"github.com/crisprt/crisp/internal/watchdog"
 )
 
 const ms = time.Millisecond

@@ -10,7 +10,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"github.com/crisprt/crisp/watchdog"
+	"github.com/crisprt/crisp/internal/watchdog"
 )
 
 // fzEntry is a watched value of FuzzWatchdog, with what the model knows
