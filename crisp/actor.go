@@ -7,8 +7,8 @@ import (
 
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/internal/runq"
-	"github.com/crisprt/crisp/policy"
 	"github.com/crisprt/crisp/internal/watchdog"
+	"github.com/crisprt/crisp/policy"
 )
 
 // Actor is an actor with state of type S. Its handlers, sent with Call
@@ -262,7 +262,7 @@ func (a *core) failStrays(m *message) {
 		next := m.next
 		m.next = nil
 		if m.state.CompareAndSwap(stQueued, stStopped) {
-			a.fail(m.item.Payload.(job), ErrStopped)
+			a.fail(jobOf(&m.item), ErrStopped)
 		}
 		m = next
 	}

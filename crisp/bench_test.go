@@ -11,6 +11,7 @@ import (
 
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/plumb"
 )
 
 // Every benchmark here runs a plain-Go baseline beside crisp in the same
@@ -298,7 +299,7 @@ func missLag(b *testing.B, actors, perActor int, span time.Duration, hogs int, o
 				due := base.Add(time.Duration((id*7919)%n) * step)
 				f := crisp.Call(a, incr, crisp.By(due))
 				done := func() { lags[id] = time.Since(due); wg.Done() }
-				if !f.OnResolve(done) {
+				if !plumb.OnResolve(f, done) {
 					// Resolved already: the deadline passed before the
 					// send (the lead-in ran out on a loaded machine).
 					done()

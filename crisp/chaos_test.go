@@ -24,6 +24,7 @@ import (
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/policy"
 )
 
@@ -379,7 +380,7 @@ func (c *chaosRun) send(r *rand.Rand, a *crisp.Actor[*chaosState], depth int, to
 		return cancel
 	}
 	m.f = crisp.Call(a, func(p *crisp.Proc, s *chaosState) (int, error) { return c.handle(p, s, a, m, plan, seed, depth) }, opts...)
-	if !m.f.OnResolve(func() { m.resolved.Add(1) }) {
+	if !plumb.OnResolve(m.f, func() { m.resolved.Add(1) }) {
 		m.resolved.Add(1)
 	}
 	return cancel

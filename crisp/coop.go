@@ -8,6 +8,7 @@ import (
 
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/policy"
 )
 
@@ -64,7 +65,7 @@ func Await[T any](p *Proc, f *future.Future[T]) (T, error) {
 	if f.Ready() {
 		return f.Get()
 	}
-	if err := p.awaitsItself(f.Source()); err != nil {
+	if err := p.awaitsItself(plumb.SourceOf(f)); err != nil {
 		var zero T
 		return zero, err
 	}
@@ -76,7 +77,7 @@ func Await[T any](p *Proc, f *future.Future[T]) (T, error) {
 		// The callback names this wait: it may outlive it (a timed-out
 		// AwaitWithin leaves it registered), and must never wake a later
 		// wait of the same process, or a later process of the goroutine.
-		if !f.OnResolve(func() { a.resume(m, epoch, false) }) {
+		if !plumb.OnResolve(f, func() { a.resume(m, epoch, false) }) {
 			a.resume(m, epoch, false)
 		}
 	})
@@ -95,7 +96,7 @@ func AwaitWithin[T any](p *Proc, f *future.Future[T], d time.Duration) (T, error
 	if d <= 0 {
 		return zero, future.ErrTimeout
 	}
-	if err := p.awaitsItself(f.Source()); err != nil {
+	if err := p.awaitsItself(plumb.SourceOf(f)); err != nil {
 		return zero, err
 	}
 	if p.a.grp != nil { // a group's worker waits in place
@@ -110,7 +111,7 @@ func AwaitWithin[T any](p *Proc, f *future.Future[T], d time.Duration) (T, error
 			x.timedMsg, x.timedEpoch = m, epoch
 		}
 		a.mu.Unlock()
-		if !f.OnResolve(func() { a.resume(m, epoch, false) }) {
+		if !plumb.OnResolve(f, func() { a.resume(m, epoch, false) }) {
 			a.resume(m, epoch, false)
 		}
 	})
@@ -269,12 +270,12 @@ func (p *Proc) check(op string) {
 
 // awaitsItself reports the deadlock of a process awaiting the result of
 // its own message.
-func (p *Proc) awaitsItself(src future.Source) error {
+func (p *Proc) awaitsItself(src plumb.Source) error {
 	if src == nil {
 		return nil
 	}
 	own := p.m
-	if k, ok := own.item.Payload.(continuation); ok {
+	if k, ok := jobOf(&own.item).(continuation); ok {
 		own = k.resultOwner()
 	}
 	if j, ok := src.(job); ok && own != nil && j.hdr() == own {
@@ -503,7 +504,7 @@ type continuation interface {
 func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, err error) (U, error)) (U, error) {
 	p.check("Then")
 	var zero U
-	a, ok := p.m.item.Payload.(job).actorAny().(*Actor[S])
+	a, ok := jobOf(&p.m.item).actorAny().(*Actor[S])
 	if !ok {
 		panic(fmt.Sprintf("crisp: Then with state type %s on actor %s of another state type", typeName[S](), p.a.displayName()))
 	}
@@ -519,8 +520,8 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 		Tag:      p.m.item.Tag,
 		Name:     p.m.item.Name,
 		Resumed:  true,
-		Payload:  c,
 	}
+	setJob(&c.item, c)
 	c.state.Store(stSuspended)
 	core := &a.core
 	core.mu.Lock()
@@ -531,7 +532,7 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 	}
 	core.link(&c.message)
 	core.mu.Unlock()
-	if !f.OnResolve(c.ready) {
+	if !plumb.OnResolve(f, c.ready) {
 		c.ready()
 	}
 	return zero, c

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/benbjohnson/clock"
 
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/policy"
 )
 
@@ -40,7 +42,7 @@ const (
 // continuation: what the policy, the watchdog and the actor's
 // bookkeeping need.
 type message struct {
-	item  policy.Item // item.Payload holds the job
+	item  policy.Item // its runtime reference holds the job (see jobOf)
 	state atomic.Uint32
 
 	// Guarded by the actor's mu once queued. Before that, next links the
@@ -80,6 +82,13 @@ func (m *message) proc() *Proc {
 	}
 	return m.ext.proc
 }
+
+// jobOf returns the job of a message's item: the item's runtime
+// reference, which queues neither see nor change (internal/plumb).
+func jobOf(it *policy.Item) job { return (*plumb.Ref(unsafe.Pointer(it))).(job) }
+
+// setJob makes j the runtime reference of it.
+func setJob(it *policy.Item, j job) { *plumb.Ref(unsafe.Pointer(it)) = j }
 
 // job is the typed part of a message: a Call's, a Tell's or a
 // continuation's code, and where its outcome goes.

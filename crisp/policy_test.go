@@ -73,7 +73,7 @@ func (f *flaky) Pop() *policy.Item {
 		f.Heap.Pop()
 		return nil
 	case f.foreign:
-		return &policy.Item{Payload: "not yours"}
+		return &policy.Item{Name: "not yours"}
 	}
 	return f.Heap.Pop()
 }

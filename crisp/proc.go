@@ -89,7 +89,7 @@ func (p *Proc) Tag() any { return p.m.item.Tag }
 
 // Name returns the running message's name: its Name option, or its
 // handler function's name.
-func (p *Proc) Name() string { return p.m.name(p.m.item.Payload.(job)) }
+func (p *Proc) Name() string { return p.m.name(jobOf(&p.m.item)) }
 
 // Context returns the context the message was sent with, or
 // context.Background().

@@ -7,8 +7,10 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/internal/runq"
 	"github.com/crisprt/crisp/policy"
 )
@@ -75,7 +77,7 @@ func (a *core) failAll(fs *failures) {
 		if f.err == nil {
 			a.miss(f.m, f.at)
 		} else {
-			a.fail(f.m.item.Payload.(job), f.err)
+			a.fail(jobOf(&f.m.item), f.err)
 		}
 	}
 	if cap(*fs) <= 64 { // keep no list a burst has grown large
@@ -110,7 +112,7 @@ func (a *core) report(j job, err error) {
 // miss fails m, which could not start by its deadline, and tells the
 // actor's miss hook.
 func (a *core) miss(m *message, now time.Time) {
-	j := m.item.Payload.(job)
+	j := jobOf(&m.item)
 	err := &deadline.MissedError{
 		Actor:    a.displayName(),
 		Message:  m.name(j),
@@ -168,7 +170,7 @@ func (a *core) next() (m *message, j job, resume bool) {
 		if h.state.CompareAndSwap(stQueued, stTaken) {
 			a.seq++
 			h.item.Seq = a.seq
-			return h, h.item.Payload.(job), false
+			return h, jobOf(&h.item), false
 		}
 		return nil, nil, false // cancelled on the way
 	}
@@ -495,7 +497,7 @@ func (a *core) popped(it *policy.Item, n int, perr *PolicyError) (*message, job,
 		}
 		return nil, nil, nil
 	}
-	j, ok := it.Payload.(job)
+	j, ok := (*plumb.Ref(unsafe.Pointer(it))).(job)
 	if !ok || j.actor() != a || &j.hdr().item != it {
 		return nil, nil, "Pop returned an item it was not given"
 	}

@@ -211,7 +211,7 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 			resume bool
 		)
 		if first != nil {
-			m, j, first = first, first.item.Payload.(job), nil
+			m, j, first = first, jobOf(&first.item), nil
 		} else {
 			m, j, resume = a.next()
 		}
@@ -450,7 +450,7 @@ func (a *core) abandon(p *Proc) {
 	p.m = nil
 	if err := p.stopping(); err != nil {
 		if m != nil {
-			a.fail(m.item.Payload.(job), err)
+			a.fail(jobOf(&m.item), err)
 		}
 		a.sys.busyDone() // taken by abort, or by suspend on a stopped actor
 		return
@@ -459,7 +459,7 @@ func (a *core) abandon(p *Proc) {
 		a.giveKeysBack(m)
 	}
 	if m != nil {
-		a.fail(m.item.Payload.(job), errGoexit)
+		a.fail(jobOf(&m.item), errGoexit)
 	}
 	a.sys.gor.Add(1)
 	if g := a.grp; g != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/internal/plumb"
 )
 
 // SendOption sets a property of one message: its deadline, cost, context,
@@ -97,7 +98,7 @@ func Call[S, T any](a *Actor[S], fn func(p *Proc, s S) (T, error), opts ...SendO
 		panic("crisp: Call with a nil handler")
 	}
 	c := &call[S, T]{a: a, fn: fn}
-	c.pr.SetSource(c)
+	plumb.SetSource(&c.pr, c)
 	a.send(&c.message, c, opts)
 	return c.pr.Future()
 }
@@ -160,7 +161,7 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 			cost = time.Duration(o.n)
 		}
 	}
-	m.item.Payload = j
+	setJob(&m.item, j)
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
 			m.state.Store(stCancelled)
@@ -245,7 +246,7 @@ func (a *core) cancel(m *message) {
 	if !m.state.CompareAndSwap(stQueued, stCancelled) {
 		return
 	}
-	a.report(m.item.Payload.(job), m.ext.ctx.Err())
+	a.report(jobOf(&m.item), m.ext.ctx.Err())
 	a.mu.Lock()
 	a.unqueue(m)
 	ready := a.unblocked()

@@ -101,23 +101,3 @@ func ExampleFuture_Done() {
 	}
 	// Output: pong
 }
-
-// OnResolve callbacks run on the goroutine that resolves the future, in
-// the order they were registered, before Resolve returns.
-func ExampleFuture_OnResolve() {
-	p := future.NewPromise[string](nil)
-	f := p.Future()
-	for _, who := range []string{"first", "second"} {
-		f.OnResolve(func() {
-			v, _ := f.Get()
-			fmt.Println(who, "sees", v)
-		})
-	}
-
-	p.Resolve("done", nil)
-	fmt.Println("registered late:", f.OnResolve(func() { fmt.Println("never printed") }))
-	// Output:
-	// first sees done
-	// second sees done
-	// registered late: false
-}

@@ -27,7 +27,24 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+
+	"github.com/crisprt/crisp/internal/plumb"
 )
+
+// The runtime's access to what users do not see (see internal/plumb).
+type (
+	sourced  interface{ setSource(plumb.Source) }
+	observed interface {
+		source() plumb.Source
+		onResolve(fn func()) bool
+	}
+)
+
+func init() {
+	plumb.SetSource = func(p any, s plumb.Source) { p.(sourced).setSource(s) }
+	plumb.SourceOf = func(f any) plumb.Source { return f.(observed).source() }
+	plumb.OnResolve = func(f any, fn func()) bool { return f.(observed).onResolve(fn) }
+}
 
 // ErrTimeout is returned by GetWithin when the future is still unresolved
 // after the given duration. It reports Timeout() == true.
@@ -53,7 +70,7 @@ func (timeoutError) Timeout() bool { return true }
 // future without a source spins as before.
 const spins = 4
 
-// soonSource is a Source that can tell whether the result is likely
+// soonSource is a source that can tell whether the result is likely
 // within a few scheduler yields: crisp's calls say yes while the message
 // runs or its actor is free to start it, and no while it waits behind
 // another handler. Waiters park at once when it says no.
@@ -88,28 +105,13 @@ type Future[T any] struct {
 	// while pending, then resolving, then resolved. Writes to val and err
 	// happen only between the CAS to resolving and the store of resolved.
 	w atomic.Pointer[node]
-	// src is nil (the real clock), a clock.Clock, or a Source.
+	// src is nil (the real clock), a clock.Clock, or a plumb.Source.
 	src any
 	val T
 	err error
 }
 
-// Source is what a runtime tells a future about the work that will
-// resolve it. crisp sets one on the future of every Call.
-type Source interface {
-	// Clock is the clock GetWithin measures its timeout on.
-	Clock() clock.Clock
-	// CheckWait is called by a goroutine about to block waiting for the
-	// future (Get, GetWithin, GetContext). A non-nil error is returned to
-	// that goroutine instead of waiting: for instance when the goroutine
-	// is itself the only one that could resolve the future. A Source
-	// that also has a method EndWait() is told, on the same goroutine,
-	// when each wait CheckWait allowed ends, however it ends: a runtime
-	// can then tell a wait that would never end from one that will.
-	CheckWait() error
-}
-
-// waitEnder is a Source that wants to know when a wait ends.
+// waitEnder is a source that wants to know when a wait ends.
 type waitEnder interface{ EndWait() }
 
 // endWait tells the source, if it wants to know, that a wait it allowed
@@ -120,9 +122,9 @@ func (f *Future[T]) endWait() {
 	}
 }
 
-// Source returns the future's source, or nil if it has none.
-func (f *Future[T]) Source() Source {
-	s, _ := f.src.(Source)
+// source returns the future's source, or nil if it has none.
+func (f *Future[T]) source() plumb.Source {
+	s, _ := f.src.(plumb.Source)
 	return s
 }
 
@@ -144,7 +146,7 @@ func (f *Future[T]) Get() (T, error) {
 
 // checkWait asks the source, if any, whether the caller may block.
 func (f *Future[T]) checkWait() error {
-	if s, ok := f.src.(Source); ok {
+	if s, ok := f.src.(plumb.Source); ok {
 		return s.CheckWait()
 	}
 	return nil
@@ -239,14 +241,9 @@ func (f *Future[T]) Done() <-chan struct{} {
 	}
 }
 
-// OnResolve arranges for fn to be called once the future is resolved, on
-// the goroutine that resolves it, and reports true. If the future is
-// already resolved it does not call fn and reports false. fn must be quick
-// and must not block: it runs inside the resolver. If fn panics, the
-// other waiters are still woken and the panic then reaches the resolver. Runtimes use it to make
-// a waiting process ready the moment its future resolves, without a
-// goroutine parked per wait.
-func (f *Future[T]) OnResolve(fn func()) bool {
+// onResolve is plumb.OnResolve: crisp makes a waiting process ready the
+// moment its future resolves, without a goroutine parked per wait.
+func (f *Future[T]) onResolve(fn func()) bool {
 	n := &node{fn: fn}
 	for {
 		h := f.w.Load()
@@ -282,7 +279,7 @@ func (f *Future[T]) spin() bool {
 
 func (f *Future[T]) clock() clock.Clock {
 	switch s := f.src.(type) {
-	case Source:
+	case plumb.Source:
 		if c := s.Clock(); c != nil {
 			return c
 		}
@@ -370,7 +367,8 @@ type Promise[T any] struct {
 }
 
 // SetClock makes the future measure GetWithin timeouts on clk (the real
-// clock if nil). Call it before the future is shared.
+// clock if nil), as NewPromise does, for a Promise embedded in a larger
+// struct. Call it before the future is shared.
 func (p *Promise[T]) SetClock(clk clock.Clock) {
 	if clk == nil {
 		p.f.src = nil
@@ -379,10 +377,8 @@ func (p *Promise[T]) SetClock(clk clock.Clock) {
 	p.f.src = clk
 }
 
-// SetSource sets what the future's waiters consult (see Source), in
-// place of a clock. Call it before the future is shared. Runtimes use it;
-// most code wants SetClock.
-func (p *Promise[T]) SetSource(s Source) { p.f.src = s }
+// setSource is plumb.SetSource.
+func (p *Promise[T]) setSource(s plumb.Source) { p.f.src = s }
 
 // NewPromise returns an unresolved promise whose future measures
 // GetWithin timeouts on clk (the real clock if clk is nil).

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/plumb"
 )
 
 // Each benchmark runs the future beside a plain baseline doing the same
@@ -178,7 +179,7 @@ func BenchmarkOnResolve(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			p := future.NewPromise[int](nil)
-			p.Future().OnResolve(fn)
+			plumb.OnResolve(p.Future(), fn)
 			p.Resolve(42, nil)
 		}
 		if n != b.N {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/plumb"
 )
 
 // result is what a waiting goroutine hands back to the test: the pair it
@@ -561,7 +562,7 @@ func TestDone(t *testing.T) {
 		p := future.NewPromise[int](nil)
 		f := p.Future()
 		d1 := f.Done()
-		require.True(t, p.Future().OnResolve(func() {}))
+		require.True(t, plumb.OnResolve(p.Future(), func() {}))
 		d2 := f.Done()
 		assert.Equal(t, d1, d2)
 		assert.False(t, isClosed(d1))
@@ -624,7 +625,7 @@ func TestOnResolve(t *testing.T) {
 		var order []int // written only by callbacks, read after Resolve returns
 		var ran []uint64
 		for i := range n {
-			require.True(t, f.OnResolve(func() {
+			require.True(t, plumb.OnResolve(f, func() {
 				order = append(order, i)
 				ran = append(ran, goid())
 			}))
@@ -664,7 +665,7 @@ func TestOnResolve(t *testing.T) {
 		f := p.Future()
 		var inside result[string]
 		var ready, doneClosed bool
-		require.True(t, f.OnResolve(func() {
+		require.True(t, plumb.OnResolve(f, func() {
 			ready = f.Ready()
 			doneClosed = isClosed(f.Done())
 			inside.v, inside.err = f.Get()
@@ -680,7 +681,7 @@ func TestOnResolve(t *testing.T) {
 		p := future.NewPromise[int](nil)
 		require.True(t, p.Resolve(1, nil))
 		called := false
-		assert.False(t, p.Future().OnResolve(func() { called = true }))
+		assert.False(t, plumb.OnResolve(p.Future(), func() { called = true }))
 		assert.False(t, called)
 	})
 
@@ -691,7 +692,7 @@ func TestOnResolve(t *testing.T) {
 		var calls [n]atomic.Int32
 		var wg sync.WaitGroup
 		for i := range n {
-			wg.Go(func() { assert.True(t, f.OnResolve(func() { calls[i].Add(1) })) })
+			wg.Go(func() { assert.True(t, plumb.OnResolve(f, func() { calls[i].Add(1) })) })
 		}
 		wg.Wait()
 		require.True(t, p.Resolve(1, nil))
@@ -788,7 +789,7 @@ func TestManyWaitersOfEachKind(t *testing.T) {
 					v, err := f.GetWithin(0)
 					got <- result[*payload]{v: v, err: err}
 				}
-				if !f.OnResolve(report) {
+				if !plumb.OnResolve(f, report) {
 					report()
 				}
 			})
@@ -826,7 +827,7 @@ func TestDoneWhileResolving(t *testing.T) {
 		first := f.Done()
 		var calls atomic.Int32
 		for range callbacks {
-			require.True(t, f.OnResolve(func() { calls.Add(1) }))
+			require.True(t, plumb.OnResolve(f, func() { calls.Add(1) }))
 		}
 
 		start := make(chan struct{})

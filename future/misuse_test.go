@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/plumb"
 )
 
 // Misuses and odd values that docs/errors.md lists and no other test
@@ -18,8 +19,8 @@ func TestMisuseAPanickingCallbackReachesTheResolver(t *testing.T) {
 	f := p.Future()
 	done := f.Done()
 	var later bool
-	require.True(t, f.OnResolve(func() { panic("callback") }))
-	require.True(t, f.OnResolve(func() { later = true }))
+	require.True(t, plumb.OnResolve(f, func() { panic("callback") }))
+	require.True(t, plumb.OnResolve(f, func() { later = true }))
 	assert.PanicsWithValue(t, "callback", func() { p.Resolve(1, nil) })
 	assert.True(t, later, "the other callbacks still run")
 	select {
@@ -36,10 +37,10 @@ func TestMisuseSeveralPanickingCallbacksRaiseTheFirst(t *testing.T) {
 	p := future.NewPromise[int](nil)
 	f := p.Future()
 	var ran []int
-	require.True(t, f.OnResolve(func() { ran = append(ran, 1); panic("first") }))
-	require.True(t, f.OnResolve(func() { ran = append(ran, 2) }))
-	require.True(t, f.OnResolve(func() { ran = append(ran, 3); panic("second") }))
-	require.True(t, f.OnResolve(func() { ran = append(ran, 4) }))
+	require.True(t, plumb.OnResolve(f, func() { ran = append(ran, 1); panic("first") }))
+	require.True(t, plumb.OnResolve(f, func() { ran = append(ran, 2) }))
+	require.True(t, plumb.OnResolve(f, func() { ran = append(ran, 3); panic("second") }))
+	require.True(t, plumb.OnResolve(f, func() { ran = append(ran, 4) }))
 	assert.PanicsWithValue(t, "first", func() { p.Resolve(1, nil) })
 	assert.Equal(t, []int{1, 2, 3, 4}, ran, "every callback runs, in the order they were added")
 }

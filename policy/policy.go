@@ -22,10 +22,14 @@ package policy
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/internal/runq"
 )
+
+func init() { plumb.ItemRef = unsafe.Offsetof(Item{}.ref) }
 
 // Item is what a policy sees of one unit of ready work. The runtime sets
 // the fields before pushing the item and does not change them while it is
@@ -49,9 +53,8 @@ type Item struct {
 	// Resumed is true for a continuation of a process that has already
 	// started and suspended (await, suspend), false for a new message.
 	Resumed bool
-	// Payload is the runtime's reference to the work this item stands
-	// for. Queues carry it and never look at it.
-	Payload any
+
+	ref   any // the runtime's reference to the work the item stands for (see internal/plumb)
 
 	index int // position in the Heap holding it (see Heap); meaningless when in none
 }

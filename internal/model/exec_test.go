@@ -17,6 +17,7 @@ import (
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/model"
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/policy"
 	"github.com/crisprt/crisp/vclock"
 )
@@ -190,7 +191,7 @@ func (x *exec) send(id int, local map[int]*future.Future[string]) {
 	x.mu.Lock()
 	x.futs[id] = f
 	x.mu.Unlock()
-	if !f.OnResolve(func() { x.resolved(id, f) }) {
+	if !plumb.OnResolve(f, func() { x.resolved(id, f) }) {
 		x.resolved(id, f)
 	}
 }

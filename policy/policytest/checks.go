@@ -222,8 +222,7 @@ func checkOrder(c *checker) {
 	}
 }
 
-// checkOrderOfEquals pushes items that differ only in Seq (and Name and
-// Payload), which must pop in arrival order.
+// checkOrderOfEquals pushes items that differ only in Seq (and Name), which must pop in arrival order.
 func checkOrderOfEquals(c *checker) {
 	r := rng(9)
 	kinds := []*policy.Item{
@@ -238,7 +237,7 @@ func checkOrderOfEquals(c *checker) {
 			c.seq++
 			it := &policy.Item{
 				Deadline: k.Deadline, Seq: c.seq, Priority: k.Priority, Tag: k.Tag,
-				Name: "m" + strconv.FormatUint(c.seq, 10), Resumed: k.Resumed, Payload: int(c.seq),
+				Name: "m" + strconv.FormatUint(c.seq, 10), Resumed: k.Resumed,
 			}
 			c.adopt(it)
 			its = append(its, it)
@@ -283,7 +282,7 @@ func checkOrderResumed(c *checker) {
 func (c *checker) twin(it *policy.Item) *policy.Item {
 	t := &policy.Item{
 		Deadline: it.Deadline, Seq: it.Seq, Priority: it.Priority, Tag: it.Tag,
-		Name: it.Name, Resumed: it.Resumed, Payload: it.Payload,
+		Name: it.Name, Resumed: it.Resumed,
 	}
 	c.adopt(t)
 	return t

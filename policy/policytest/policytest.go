@@ -210,11 +210,10 @@ type snapshot struct {
 	tag      any
 	name     string
 	resumed  bool
-	payload  any
 }
 
 func snap(it *policy.Item) snapshot {
-	return snapshot{it.Deadline, it.Seq, it.Priority, it.Tag, it.Name, it.Resumed, it.Payload}
+	return snapshot{it.Deadline, it.Seq, it.Priority, it.Tag, it.Name, it.Resumed}
 }
 
 // describe describes an item as the suite made it, whatever a queue
@@ -270,7 +269,7 @@ func (c *checker) newQueue() *model {
 // item makes a new message with fields drawn from r.
 func (c *checker) item(r *rand.Rand) *policy.Item {
 	c.seq++
-	it := &policy.Item{Seq: c.seq, Name: "m" + strconv.FormatUint(c.seq, 10), Payload: int(c.seq)}
+	it := &policy.Item{Seq: c.seq, Name: "m" + strconv.FormatUint(c.seq, 10)}
 	if r.IntN(4) != 0 { // a quarter have no deadline
 		it.Deadline = base.Add(time.Duration(r.IntN(8)) * time.Millisecond)
 	}
@@ -296,7 +295,7 @@ func (c *checker) itemsN(r *rand.Rand, n int) []*policy.Item {
 func (c *checker) resumedCopy(it *policy.Item) *policy.Item {
 	cp := &policy.Item{
 		Deadline: it.Deadline, Seq: it.Seq, Priority: it.Priority, Tag: it.Tag,
-		Name: it.Name, Resumed: true, Payload: it.Payload,
+		Name: it.Name, Resumed: true,
 	}
 	c.adopt(cp)
 	return cp
@@ -460,9 +459,6 @@ func diffSnap(was, is snapshot) string {
 	}
 	if was.resumed != is.resumed {
 		d = append(d, fmt.Sprintf("Resumed %v became %v", was.resumed, is.resumed))
-	}
-	if was.payload != is.payload {
-		d = append(d, fmt.Sprintf("Payload %#v became %#v", was.payload, is.payload))
 	}
 	return strings.Join(d, ", ")
 }

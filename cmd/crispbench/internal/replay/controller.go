@@ -8,6 +8,7 @@ import (
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/plumb"
 )
 
 // controller is the state of the Controller's actor. One actor handles
@@ -92,7 +93,7 @@ func answerOrTimeout(c *controller, f *future.Future[result], t time.Time) *futu
 			pr.Resolve(struct{}{}, nil)
 		}
 	}
-	if !f.OnResolve(heard) {
+	if !plumb.OnResolve(f, heard) {
 		heard()
 	}
 	return pr.Future()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/policy"
 	"github.com/crisprt/crisp/vclock"
 )
@@ -80,7 +81,7 @@ func VirtualLag(ctx context.Context, pending, actors int, span, window time.Dura
 			for off <= lead+window {
 				dl := epoch.Add(off)
 				f := crisp.Call(a, probe, crisp.By(dl))
-				if !f.OnResolve(func() { active.Add(1) }) {
+				if !plumb.OnResolve(f, func() { active.Add(1) }) {
 					active.Add(1)
 				}
 				active.Add(-1)
