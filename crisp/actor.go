@@ -133,34 +133,34 @@ func configFor[S any](opts []ActorOption) *actorConfig {
 	if len(opts) > 0 {
 		own := *cfg
 		for _, o := range opts {
-			o.applyActor(&own)
+			if o.apply != nil {
+				o.apply(&own)
+			}
 		}
 		cfg = &own
 	}
 	return cfg
 }
 
-// ActorOption configures an actor at Spawn.
-type ActorOption interface{ applyActor(*actorConfig) }
-
-type actorOptionFunc func(*actorConfig)
-
-func (f actorOptionFunc) applyActor(c *actorConfig) { f(c) }
+// ActorOption configures an actor (or a group) at Spawn (SpawnGroup):
+// WithPolicy, WithName, WithMissHook. The zero ActorOption changes
+// nothing.
+type ActorOption struct{ apply func(*actorConfig) }
 
 // WithPolicy sets the order in which the actor takes its ready work; the
 // default is policy.EDF().
 func WithPolicy(p policy.Policy) ActorOption {
-	return actorOptionFunc(func(c *actorConfig) {
+	return ActorOption{func(c *actorConfig) {
 		if p != nil {
 			c.pol = p
 		}
-	})
+	}}
 }
 
 // WithName names the actor in errors and logs. By default an actor is
 // named after its state type.
 func WithName(name string) ActorOption {
-	return actorOptionFunc(func(c *actorConfig) { c.name = name })
+	return ActorOption{func(c *actorConfig) { c.name = name }}
 }
 
 // WithMissHook sets a function told of every message of the actor that
@@ -170,20 +170,26 @@ func WithName(name string) ActorOption {
 // may run for two messages at once) and must be quick; a panic in it is
 // logged and otherwise ignored.
 func WithMissHook(f func(*deadline.MissedError)) ActorOption {
-	return actorOptionFunc(func(c *actorConfig) { c.onMiss = f })
+	return ActorOption{func(c *actorConfig) { c.onMiss = f }}
 }
 
 var shardSeq atomic.Uint32
 
 // Spawn creates an actor with the given initial state on sys. The actor
 // costs a couple of hundred bytes and no goroutine until it has work.
-// Spawn panics if sys is nil; on a system that has shut down it returns
-// an actor whose messages all fail with ErrStopped.
+// Spawn panics if sys is nil or was not made by NewSystem; on a system
+// that has shut down it returns an actor whose messages all fail with
+// ErrStopped.
 func Spawn[S any](sys *System, state S, opts ...ActorOption) *Actor[S] {
-	if sys == nil {
-		panic("crisp: Spawn on a nil system")
-	}
-	a := &Actor[S]{state: state}
+	a := new(Actor[S])
+	a.init(sys, state, opts, "Spawn")
+	return a
+}
+
+// init sets up a new actor; op names the caller in misuse panics.
+func (a *Actor[S]) init(sys *System, state S, opts []ActorOption, op string) {
+	sys.check(op)
+	a.state = state
 	a.sys = sys
 	a.cfg = configFor[S](opts)
 	a.flags.Store((shardSeq.Add(1) % nShards) << shardShift)
@@ -191,7 +197,34 @@ func Spawn[S any](sys *System, state S, opts ...ActorOption) *Actor[S] {
 	if sys.closed.Load() {
 		a.flags.Or(fStopped)
 	}
-	return a
+}
+
+func (a *Actor[S]) actor() *Actor[S] { return a }
+
+// Ref is what an actor and a group have in common: where Call and Tell
+// send work, and what can be named and stopped. Only *Actor[S] (made by
+// Spawn) and *Group[S] (made by SpawnGroup) implement it, so a Ref is
+// always one of them (or a struct embedding one).
+type Ref[S any] interface {
+	// Name returns the actor's (the group's) name.
+	Name() string
+	// System returns the system it belongs to.
+	System() *System
+	// Stop stops it: see Actor.Stop.
+	Stop()
+
+	actor() *Actor[S]
+}
+
+// actorOf returns the actor r stands for; it panics, naming op, if r is
+// nil.
+func actorOf[S any](r Ref[S], op string) *Actor[S] {
+	if r != nil {
+		if a := r.actor(); a != nil {
+			return a
+		}
+	}
+	panic("crisp: " + op + " to a nil actor")
 }
 
 func typeName[S any]() string { return reflect.TypeFor[S]().String() }

@@ -156,7 +156,7 @@ type chaosRun struct {
 	t     *testing.T
 	sys   *crisp.System
 	clk   *chaosClock // nil on the default clock
-	slots []atomic.Pointer[crisp.Actor[*chaosState]]
+	slots []atomic.Pointer[chaosActor]
 	never []*future.Promise[int] // resolved by nobody: their waiters end at Shutdown
 
 	mu         sync.Mutex // guards msgs, violations
@@ -165,13 +165,13 @@ type chaosRun struct {
 
 	stops, spawns atomic.Int64
 
-	groups sync.Map // *crisp.Actor[*chaosState] -> *[chaosKeys]atomic.Int32, for groups: handlers running with each key
+	groups sync.Map // *chaosActor -> *[chaosKeys]atomic.Int32, for groups: handlers running with each key
 }
 
 // chaosKeys is how many keys group messages choose from.
 const chaosKeys = 4
 
-var chaosPolicies = []policy.Policy{policy.EDF(), policy.FIFO(), policy.Priority(), policy.Func(func(a, b *policy.Item) int {
+var chaosPolicies = []policy.Policy{policy.EDF(), policy.FIFO(), policy.ByPriority(), policy.Func(func(a, b *policy.Item) int {
 	x, _ := a.Tag.(int)
 	y, _ := b.Tag.(int)
 	return cmp.Compare(x, y)
@@ -183,7 +183,7 @@ func runChaos(t *testing.T, clk *chaosClock, d time.Duration, seed uint64) {
 	if clk != nil {
 		opts = append(opts, crisp.WithClock(clk))
 	}
-	c := &chaosRun{t: t, sys: crisp.NewSystem(opts...), clk: clk, slots: make([]atomic.Pointer[crisp.Actor[*chaosState]], 48)}
+	c := &chaosRun{t: t, sys: crisp.NewSystem(opts...), clk: clk, slots: make([]atomic.Pointer[chaosActor], 48)}
 	for i := range c.slots {
 		c.spawn(i, rand.New(rand.NewPCG(seed, uint64(i))))
 	}
@@ -272,16 +272,16 @@ func (c *chaosRun) spawn(i int, r *rand.Rand) {
 		crisp.WithPolicy(chaosPolicies[r.IntN(len(chaosPolicies))]),
 		crisp.WithMissHook(c.missHook),
 	}
-	var a *crisp.Actor[*chaosState]
+	a := new(chaosActor)
 	if i%4 == 0 { // a group of 2 to 4 workers, each with a state of its own
 		states := make([]*chaosState, 2+r.IntN(3))
 		for j := range states {
 			states[j] = &chaosState{}
 		}
-		a = crisp.SpawnGroup(c.sys, states, opts...)
+		a.Ref = crisp.SpawnGroup(c.sys, states, opts...)
 		c.groups.Store(a, new([chaosKeys]atomic.Int32))
 	} else {
-		a = crisp.Spawn(c.sys, &chaosState{}, opts...)
+		a.Ref = crisp.Spawn(c.sys, &chaosState{}, opts...)
 	}
 	c.slots[i].Store(a)
 	c.spawns.Add(1)
@@ -327,10 +327,13 @@ func (c *chaosRun) missHook(e *deadline.MissedError) {
 // send sends a random message to a from a sender goroutine (top) or a
 // handler, and returns the cancel function of its context, if it has
 // one that the caller should end later.
-func (c *chaosRun) send(r *rand.Rand, a *crisp.Actor[*chaosState], depth int, top bool) context.CancelFunc {
+// chaosActor is a slot's actor or group.
+type chaosActor struct{ crisp.Ref[*chaosState] }
+
+func (c *chaosRun) send(r *rand.Rand, a *chaosActor, depth int, top bool) context.CancelFunc {
 	m := &chaosMsg{tell: r.IntN(5) == 0}
 	c.record(m)
-	opts := []crisp.SendOption{crisp.Name("c" + strconv.Itoa(m.id)), crisp.Priority(r.IntN(3)), crisp.Tag(r.IntN(3))}
+	opts := []crisp.SendOption{crisp.MessageName("c" + strconv.Itoa(m.id)), crisp.Priority(r.IntN(3)), crisp.Tag(r.IntN(3))}
 	switch k := r.IntN(20); {
 	case k == 0:
 		opts, m.past = append(opts, crisp.Within(-time.Millisecond)), true
@@ -407,7 +410,7 @@ func (c *chaosRun) started(p *crisp.Proc, m *chaosMsg) {
 	}
 }
 
-func (c *chaosRun) handle(p *crisp.Proc, s *chaosState, self *crisp.Actor[*chaosState], m *chaosMsg, plan []int, seed uint64, depth int) (int, error) {
+func (c *chaosRun) handle(p *crisp.Proc, s *chaosState, self *chaosActor, m *chaosMsg, plan []int, seed uint64, depth int) (int, error) {
 	c.started(p, m)
 	v, inGroup := c.groups.Load(self)
 	if inGroup {
@@ -424,7 +427,7 @@ func (c *chaosRun) handle(p *crisp.Proc, s *chaosState, self *crisp.Actor[*chaos
 		}()
 	}
 	r := rand.New(rand.NewPCG(seed, 7))
-	other := func() *crisp.Actor[*chaosState] { return c.slots[r.IntN(len(c.slots))].Load() }
+	other := func() *chaosActor { return c.slots[r.IntN(len(c.slots))].Load() }
 	for i, step := range plan {
 		switch {
 		case step < 20:

@@ -536,7 +536,7 @@ func TestThen(t *testing.T) {
 	})
 	t.Run("continuations keep the message's keys in the policy's order", func(t *testing.T) {
 		sys, mock := newSystem(t)
-		c := crisp.Spawn(sys, &state{}, crisp.WithPolicy(policy.Priority()))
+		c := crisp.Spawn(sys, &state{}, crisp.WithPolicy(policy.ByPriority()))
 		pr := future.NewPromise[int](nil)
 		for _, prio := range []int{1, 3} {
 			crisp.Call(c, func(p *crisp.Proc, _ *state) (int, error) {

@@ -34,7 +34,7 @@ func TestWatchdogFailsAQueuedMessageExactlyAtItsDeadline(t *testing.T) {
 	hold(t, a, g)
 
 	due := t0.Add(10 * time.Millisecond)
-	f := crisp.Call(a, record("late"), crisp.By(due), crisp.Name("job-1"))
+	f := crisp.Call(a, record("late"), crisp.By(due), crisp.MessageName("job-1"))
 
 	mock.Add(10*time.Millisecond - time.Nanosecond)
 	assert.False(t, f.Ready(), "one nanosecond before the deadline nothing happens")
@@ -170,8 +170,8 @@ func TestMissHookSeesEveryMiss(t *testing.T) {
 	}))
 	g := newGate()
 	hold(t, a, g)
-	crisp.Tell(a, func(*crisp.Proc, *state) {}, crisp.Within(time.Second), crisp.Name("told"))
-	crisp.Call(a, record("called"), crisp.Within(2*time.Second), crisp.Name("called"))
+	crisp.Tell(a, func(*crisp.Proc, *state) {}, crisp.Within(time.Second), crisp.MessageName("told"))
+	crisp.Call(a, record("called"), crisp.Within(2*time.Second), crisp.MessageName("called"))
 	mock.Add(time.Second)
 	mock.Add(time.Second)
 	g.open()

@@ -42,7 +42,7 @@ func ExampleWithin() {
 
 	f := crisp.Call(svc, func(*crisp.Proc, *Account) (string, error) {
 		return "processed", nil
-	}, crisp.Within(2*time.Second), crisp.Name("job-17"))
+	}, crisp.Within(2*time.Second), crisp.MessageName("job-17"))
 
 	mock.Add(2 * time.Second)
 	_, err := f.Get()

@@ -46,13 +46,6 @@ type keyRef struct {
 	prev, next *keyRef
 }
 
-// Key names data that the message reads or writes: messages with a key in
-// common never run at the same time and start in the order they were
-// sent (see SpawnGroup). A message may carry several keys (a transfer
-// between two accounts carries both). Keys are compared with ==; nil is
-// a key like any other; a key that is not comparable is a misuse panic.
-func Key(k any) SendOption { return SendOption{kind: optKey, v: k} }
-
 // setKeys records the keys among opts on m. Called by send.
 func (m *message) setKeys(opts []SendOption) {
 	n := 0
@@ -288,85 +281,103 @@ func (a *core) endGroupWait() {
 	a.mu.Unlock()
 }
 
-// SpawnGroup creates an actor served by one worker per state given (at
-// least one), sharing one queue: its messages run in parallel, each on a
-// worker, receiving that worker's state; a worker runs one message at a
-// time. Callers use the group as any actor, with Call and Tell, with
-// deadlines, priorities and policies. Messages that name the same data
-// with Key never run at the same time and start in the order they were
-// sent; the group's policy orders the messages whose keys are free. Add
-// and remove workers with AddWorker and RemoveWorker.
+// Group is an actor served by several workers, each with a state of its
+// own, sharing one queue: its messages run in parallel, each on a worker,
+// receiving that worker's state; a worker runs one message at a time.
+// Send to it with Call and Tell, as to an Actor. Messages that name the
+// same data with Key never run at the same time and start in the order
+// they were sent; the group's policy orders the messages whose keys are
+// free.
 //
 // Inside a group's handler, Await and AwaitWithin wait holding the
-// worker (and the message's keys), while the other workers go on;
-// AwaitCond and Suspend are not available (they panic); Then
-// continuations run on whichever worker takes them.
-func SpawnGroup[S any](sys *System, states []S, opts ...ActorOption) *Actor[S] {
+// worker (and the message's keys) while the other workers go on; Then
+// continuations run on whichever worker takes them. AwaitCond, Suspend
+// and Sleep are not available (they panic): a condition or a resumption
+// could not tell the workers' states apart.
+//
+// All methods are safe for concurrent use.
+type Group[S any] struct {
+	a Actor[S] // worker 0's state is a.state; the others' are in a.grp
+}
+
+func (g *Group[S]) actor() *Actor[S] {
+	if g == nil {
+		return nil
+	}
+	return &g.a
+}
+
+// SpawnGroup creates a group on sys served by one worker per state given
+// (at least one). Add and remove workers with AddWorker and
+// RemoveWorker. It panics if states is empty, and as Spawn does.
+func SpawnGroup[S any](sys *System, states []S, opts ...ActorOption) *Group[S] {
 	if len(states) == 0 {
 		panic("crisp: SpawnGroup with no worker")
 	}
-	a := Spawn(sys, states[0], opts...)
-	g := &group{states: make([]any, len(states))}
+	g := new(Group[S])
+	a := &g.a
+	a.init(sys, states[0], opts, "SpawnGroup")
+	gr := &group{states: make([]any, len(states))}
 	for i, s := range states[1:] {
-		g.states[i+1] = s
+		gr.states[i+1] = s
 	}
 	for w := len(states) - 1; w >= 0; w-- {
-		g.free = append(g.free, int32(w))
+		gr.free = append(gr.free, int32(w))
 	}
-	g.n.Store(int32(len(states)))
-	a.grp = g
-	return a
+	gr.n.Store(int32(len(states)))
+	a.grp = gr
+	return g
 }
 
-// Workers reports how many workers serve the actor: 1 for an actor made
-// by Spawn.
-func (a *Actor[S]) Workers() int {
-	if a.grp == nil {
-		return 1
-	}
-	return int(a.grp.n.Load())
-}
+// Stop stops the group as Actor.Stop stops an actor: queued messages
+// fail with ErrStopped, and so does every later message; handlers
+// already running finish.
+func (g *Group[S]) Stop() { g.a.stop() }
 
-// AddWorker adds a worker with the given state to a group, which puts it
-// to work on queued messages at once. It panics on an actor made by
-// Spawn.
-func (a *Actor[S]) AddWorker(state S) {
-	g := a.grp
-	if g == nil {
-		panic("crisp: AddWorker on an actor that is not a group")
-	}
+// Name returns the group's name.
+func (g *Group[S]) Name() string { return g.a.displayName() }
+
+// System returns the system the group belongs to.
+func (g *Group[S]) System() *System { return g.a.sys }
+
+// Workers reports how many workers serve the group.
+func (g *Group[S]) Workers() int { return int(g.a.grp.n.Load()) }
+
+// AddWorker adds a worker with the given state, which is put to work on
+// queued messages at once.
+func (g *Group[S]) AddWorker(state S) {
+	a := &g.a
+	gr := a.grp
 	a.mu.Lock()
-	if g.retire > 0 { // a worker due to leave stays instead
-		g.retire--
+	if gr.retire > 0 { // a worker due to leave stays instead
+		gr.retire--
 		a.mu.Unlock()
 		return
 	}
-	g.states = append(g.states, state)
-	g.free = append(g.free, int32(len(g.states)-1))
-	g.n.Add(1)
+	gr.states = append(gr.states, state)
+	gr.free = append(gr.free, int32(len(gr.states)-1))
+	gr.n.Add(1)
 	a.mu.Unlock()
 	a.startGroup()
 }
 
-// RemoveWorker takes a worker out of a group: an idle one at once, else
-// the next to finish its message. It reports false, removing nothing, if
-// only one worker is left. It panics on an actor made by Spawn.
-func (a *Actor[S]) RemoveWorker() bool {
-	g := a.grp
-	if g == nil {
-		panic("crisp: RemoveWorker on an actor that is not a group")
-	}
+// RemoveWorker takes a worker out of the group: an idle one at once,
+// else the next to finish its message. It reports false, removing
+// nothing, if only one worker is left.
+func (g *Group[S]) RemoveWorker() bool {
+	a := &g.a
+	gr := a.grp
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if g.n.Load() <= 1 {
+	if gr.n.Load() <= 1 {
 		return false
 	}
-	g.n.Add(-1)
-	if n := len(g.free); n > 0 && g.free[n-1] != 0 {
-		g.dropWorker(g.free[n-1])
-		g.free = g.free[:n-1]
+	gr.n.Add(-1)
+	if n := len(gr.free); n > 0 && gr.free[n-1] != 0 {
+		gr.dropWorker(gr.free[n-1])
+		gr.free = gr.free[:n-1]
 	} else {
-		g.retire++
+		gr.retire++
 	}
 	return true
 }

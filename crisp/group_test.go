@@ -124,7 +124,7 @@ func TestKeysFollowThePapersSelectRule(t *testing.T) {
 	send := func(name string, keys ...lock) *future.Future[int] {
 		gt := newGate()
 		gates[name] = gt
-		opts := []crisp.SendOption{crisp.Name(name)}
+		opts := []crisp.SendOption{crisp.MessageName(name)}
 		for _, k := range keys {
 			opts = append(opts, crisp.Key(k))
 		}
@@ -169,7 +169,7 @@ func TestKeysFollowThePapersSelectRule(t *testing.T) {
 func TestAKeyKeepsSendOrderAgainstThePolicy(t *testing.T) {
 	sys, mock := newSystem(t)
 	for _, n := range []int{1, 3} {
-		var a *crisp.Actor[*worker]
+		var a crisp.Ref[*worker]
 		if n == 1 {
 			a = crisp.Spawn(sys, &worker{})
 		} else {
@@ -200,7 +200,7 @@ func TestAKeyKeepsSendOrderAgainstThePolicy(t *testing.T) {
 
 // holdKey starts a message on grp that holds key until the gate it
 // returns is opened; done reports that it has finished.
-func holdKey(grp *crisp.Actor[*worker], key any) (g *gate, done *atomic.Bool) {
+func holdKey(grp crisp.Ref[*worker], key any) (g *gate, done *atomic.Bool) {
 	g, done = newGate(), new(atomic.Bool)
 	crisp.Tell(grp, func(*crisp.Proc, *worker) {
 		close(g.started)
@@ -323,9 +323,6 @@ func TestAddAndRemoveWorkers(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Equal(t, int32(1), maxInside.Load(), "one worker left: one message at a time")
-	assert.PanicsWithValue(t, "crisp: AddWorker on an actor that is not a group", func() {
-		crisp.Spawn(sys, &worker{}).AddWorker(&worker{})
-	})
 }
 
 func TestStoppingAGroup(t *testing.T) {

@@ -64,7 +64,7 @@ func hold[S any](t *testing.T, a *crisp.Actor[S], g *gate) {
 	crisp.Tell(a, func(*crisp.Proc, S) {
 		close(g.started)
 		<-g.release
-	}, crisp.Name("gate"))
+	}, crisp.MessageName("gate"))
 	<-g.started
 }
 

@@ -46,7 +46,7 @@ func TestAPanicInATellIsLogged(t *testing.T) {
 	var buf syncBuffer
 	sys, _ := newSystem(t, crisp.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	a := crisp.Spawn(sys, &state{}, crisp.WithName("worker"))
-	crisp.Tell(a, func(*crisp.Proc, *state) { panic("lost otherwise") }, crisp.Name("fire-and-forget"))
+	crisp.Tell(a, func(*crisp.Proc, *state) { panic("lost otherwise") }, crisp.MessageName("fire-and-forget"))
 	waitIdle(t, sys)
 	out := buf.String()
 	assert.Contains(t, out, "handler panicked")
@@ -286,6 +286,26 @@ func TestNilActorOrHandlerPanicsWithACrispPrefix(t *testing.T) {
 	})
 	assert.PanicsWithValue(t, "crisp: Tell with a nil handler", func() { crisp.Tell(a, nil) })
 	assert.PanicsWithValue(t, "crisp: Spawn on a nil system", func() { crisp.Spawn(nil, &state{}) })
+	var nilGroup *crisp.Group[*state]
+	assert.PanicsWithValue(t, "crisp: Call to a nil actor", func() { crisp.Call(nilGroup, record("x")) })
+	assert.PanicsWithValue(t, "crisp: Tell to a nil actor", func() { crisp.Tell(nilGroup, func(*crisp.Proc, *state) {}) })
+	var nilRef crisp.Ref[*state]
+	assert.PanicsWithValue(t, "crisp: Call to a nil actor", func() { crisp.Call(nilRef, record("x")) })
+}
+
+// A System must come from NewSystem: the zero value has no clock and no
+// watchdog, and says so instead of failing with a nil dereference.
+func TestAZeroSystemPanicsClearly(t *testing.T) {
+	var zero crisp.System
+	ctx := context.Background()
+	assert.PanicsWithValue(t, "crisp: Spawn on a System not made by NewSystem", func() { crisp.Spawn(&zero, &state{}) })
+	assert.PanicsWithValue(t, "crisp: SpawnGroup on a System not made by NewSystem", func() {
+		crisp.SpawnGroup(&zero, []*state{{}})
+	})
+	assert.PanicsWithValue(t, "crisp: Shutdown on a System not made by NewSystem", func() { _ = zero.Shutdown(ctx) })
+	assert.PanicsWithValue(t, "crisp: WaitIdle on a System not made by NewSystem", func() { _ = zero.WaitIdle(ctx) })
+	var nilSys *crisp.System
+	assert.PanicsWithValue(t, "crisp: Shutdown on a nil system", func() { _ = nilSys.Shutdown(ctx) })
 }
 
 func TestContexts(t *testing.T) {

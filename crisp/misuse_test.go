@@ -119,8 +119,6 @@ func TestMisuseOnAShutDownSystem(t *testing.T) {
 func TestMisuseGroupsWithoutWorkers(t *testing.T) {
 	sys, _ := newSystem(t)
 	assert.PanicsWithValue(t, "crisp: SpawnGroup with no worker", func() { crisp.SpawnGroup[*state](sys, nil) })
-	a := crisp.Spawn(sys, &state{})
-	assert.PanicsWithValue(t, "crisp: RemoveWorker on an actor that is not a group", func() { a.RemoveWorker() })
 }
 
 func TestMisuseProcGettersAfterTheHandler(t *testing.T) {

@@ -92,7 +92,7 @@ func TestFIFOIgnoresDeadlines(t *testing.T) {
 
 func TestPriorityFirstThenDeadline(t *testing.T) {
 	sys, mock := newSystem(t)
-	a := crisp.Spawn(sys, &state{}, crisp.WithPolicy(policy.Priority()))
+	a := crisp.Spawn(sys, &state{}, crisp.WithPolicy(policy.ByPriority()))
 	later, sooner := crisp.By(mock.Now().Add(time.Hour)), crisp.By(mock.Now().Add(time.Minute))
 	got := queued(t, a, func() {
 		crisp.Call(a, record("low-soon"), crisp.Priority(0), sooner)
@@ -166,7 +166,7 @@ func TestProcShowsTheMessage(t *testing.T) {
 	due := mock.Now().Add(time.Minute)
 	f := crisp.Call(a, func(p *crisp.Proc, _ *state) (seen, error) {
 		return seen{p.Deadline(), p.Priority(), p.Tag(), p.Name(), p.Now()}, nil
-	}, crisp.By(due), crisp.Priority(4), crisp.Tag("cust-17"), crisp.Name("resize"))
+	}, crisp.By(due), crisp.Priority(4), crisp.Tag("cust-17"), crisp.MessageName("resize"))
 	got, err := f.Get()
 	require.NoError(t, err)
 	assert.Equal(t, seen{due, 4, "cust-17", "resize", t0}, got)
@@ -190,7 +190,7 @@ func TestSendOptionsDoNotAllocate(t *testing.T) {
 	due := mock.Now().Add(time.Hour)
 	plain := testing.AllocsPerRun(100, func() { crisp.Tell(a, noop) })
 	opts := testing.AllocsPerRun(100, func() {
-		crisp.Tell(a, noop, crisp.Within(time.Hour), crisp.By(due), crisp.Priority(2), crisp.Name("x"))
+		crisp.Tell(a, noop, crisp.Within(time.Hour), crisp.By(due), crisp.Priority(2), crisp.MessageName("x"))
 	})
 	assert.Equal(t, 1.0, plain, "a Tell allocates its message only")
 	// The deadlined Tells queue behind the gate and are watched; the

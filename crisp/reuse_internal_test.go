@@ -23,7 +23,7 @@ func TestATellMessageIsReusedClean(t *testing.T) {
 	a := Spawn(sys, new(int))
 	idle := func() { require.NoError(t, sys.WaitIdle(context.Background())) }
 
-	Tell(a, func(_ *Proc, n *int) { *n++ }, Name("first"), Tag("customer A"), Priority(7), Within(time.Hour))
+	Tell(a, func(_ *Proc, n *int) { *n++ }, MessageName("first"), Tag("customer A"), Priority(7), Within(time.Hour))
 	idle()
 	first := a.reuse.Load()
 	require.NotNil(t, first, "the finished message waits in the reuse slot")

@@ -52,7 +52,7 @@ func By(t time.Time) SendOption { return SendOption{kind: optBy, t: t} }
 func Context(ctx context.Context) SendOption { return SendOption{kind: optContext, v: ctx} }
 
 // Priority sets the message's priority for policies that use one
-// (policy.Priority): larger runs first. The default is 0.
+// (policy.ByPriority): larger runs first. The default is 0.
 func Priority(n int) SendOption { return SendOption{kind: optPriority, n: int64(n)} }
 
 // Tag attaches any value to the message for the actor's policy to read
@@ -60,9 +60,10 @@ func Priority(n int) SendOption { return SendOption{kind: optPriority, n: int64(
 // may allocate, as any conversion to an interface does.
 func Tag(v any) SendOption { return SendOption{kind: optTag, v: v} }
 
-// Name names the message in errors, logs and traces. By default a
-// message is named after its handler function.
-func Name(name string) SendOption { return SendOption{kind: optName, s: name} }
+// MessageName names the message in errors, logs and traces (Proc.Name,
+// policy.Item.Name). By default a message is named after its handler
+// function.
+func MessageName(name string) SendOption { return SendOption{kind: optName, s: name} }
 
 // Cost says the handler runs for about d, and turns the message's
 // deadline into a finishing deadline: the message must start by its
@@ -82,18 +83,28 @@ func Cost(d time.Duration) SendOption {
 	return SendOption{kind: optCost, n: int64(d)}
 }
 
-// Call sends fn to actor a and returns the future of its result. fn runs
-// on the actor, with its state, after the work the actor's policy puts
-// before it; no other handler of a runs meanwhile. The future resolves
+// Key names data that the message reads or writes: messages to one actor
+// or group with a key in common never run at the same time and start in
+// the order they were sent, whatever the policy says; the policy orders
+// the messages whose keys are free. A message may carry several keys (a
+// transfer between two accounts carries both). Keys are compared with ==;
+// nil is a key like any other; a key that is not comparable is a misuse
+// panic. On a single actor, which runs one message at a time anyway, a
+// key keeps the messages that share it in arrival order, and a process
+// that waits (Await, AwaitCond, Sleep, Suspend) keeps its keys meanwhile.
+func Key(k any) SendOption { return SendOption{kind: optKey, v: k} }
+
+// Call sends fn to an actor (or a group) and returns the future of its
+// result. fn runs on the actor, with its state, after the work the
+// actor's policy puts before it; no other handler of the actor (of the
+// group's worker) runs meanwhile. The future resolves
 // exactly once: with fn's results, or with a *deadline.MissedError if fn
 // could not start by the message's deadline, a *PanicError if fn
 // panicked, ErrStopped if the actor stopped first, or the context's error.
 //
-// Call never blocks. It panics if a or fn is nil.
-func Call[S, T any](a *Actor[S], fn func(p *Proc, s S) (T, error), opts ...SendOption) *future.Future[T] {
-	if a == nil {
-		panic("crisp: Call to a nil actor")
-	}
+// Call never blocks. It panics if to or fn is nil.
+func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOption) *future.Future[T] {
+	a := actorOf(to, "Call")
 	if fn == nil {
 		panic("crisp: Call with a nil handler")
 	}
@@ -103,14 +114,12 @@ func Call[S, T any](a *Actor[S], fn func(p *Proc, s S) (T, error), opts ...SendO
 	return c.pr.Future()
 }
 
-// Tell sends fn to actor a without a future: fire and forget. It obeys
+// Tell sends fn to an actor (or a group) without a future: fire and forget. It obeys
 // the same options and order as Call; a Tell that misses its deadline is
 // reported only to the actor's miss hook, and one that panics only to the
-// system's logger. Tell never blocks. It panics if a or fn is nil.
-func Tell[S any](a *Actor[S], fn func(p *Proc, s S), opts ...SendOption) {
-	if a == nil {
-		panic("crisp: Tell to a nil actor")
-	}
+// system's logger. Tell never blocks. It panics if to or fn is nil.
+func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
+	a := actorOf(to, "Tell")
 	if fn == nil {
 		panic("crisp: Tell with a nil handler")
 	}

@@ -23,6 +23,9 @@ import (
 // have work (queued, running or suspended), so that Shutdown can reach
 // them; an idle actor is known to nobody but its holders and is garbage
 // once they drop it.
+//
+// The zero System is not usable: Spawn, SpawnGroup, WaitIdle and
+// Shutdown panic on one, saying so.
 type System struct {
 	clk       clock.Clock
 	precision time.Duration
@@ -70,43 +73,40 @@ type shard struct {
 	_      [40]byte // keep shards on separate cache lines
 }
 
-// Option configures a System.
-type Option interface{ apply(*System) }
-
-type optionFunc func(*System)
-
-func (f optionFunc) apply(s *System) { f(s) }
+// Option configures a System at NewSystem. Like ActorOption and
+// SendOption it is a plain value made by a function (WithClock,
+// WithLogger, WithPrecision); the zero Option changes nothing.
+type Option struct{ apply func(*System) }
 
 // WithClock makes the system read time only from clk: deadlines, the
 // watchdog, timed gets of its futures. Tests pass a *clock.Mock; inside a
 // testing/synctest bubble the default real clock is already virtual.
 func WithClock(clk clock.Clock) Option {
-	return optionFunc(func(s *System) {
+	return Option{func(s *System) {
 		if clk != nil {
 			s.clk = clk
 		}
-	})
+	}}
 }
 
 // WithLogger sets where the system reports what no caller can be told: a
 // panic in a handler sent with Tell, a panicking miss hook. Missed
 // deadlines are logged at debug level. The default is slog.Default().
 func WithLogger(l *slog.Logger) Option {
-	return optionFunc(func(s *System) {
+	return Option{func(s *System) {
 		if l != nil {
 			s.log = l
 		}
-	})
+	}}
 }
 
 // WithPrecision makes the watchdog report misses within microseconds of
 // their deadline on the real clock, rather than within the millisecond or
 // so a Go timer may be late, by waking margin early and spinning until
-// the deadline. It costs up to margin of one core's time per wake-up
-// (see watchdog.Precision); a margin of a millisecond covers Linux's
-// timer lateness.
+// the deadline. It costs up to margin of one core's time per wake-up; a
+// margin of a millisecond covers Linux's timer lateness.
 func WithPrecision(margin time.Duration) Option {
-	return optionFunc(func(s *System) { s.precision = margin })
+	return Option{func(s *System) { s.precision = margin }}
 }
 
 // NewSystem starts a system: it starts the watchdog goroutine, which
@@ -114,7 +114,9 @@ func WithPrecision(margin time.Duration) Option {
 func NewSystem(opts ...Option) *System {
 	s := &System{clk: clock.New(), log: slog.Default()}
 	for _, o := range opts {
-		o.apply(s)
+		if o.apply != nil {
+			o.apply(s)
+		}
 	}
 	s.epoch = s.clk.Now()
 	s.realClock = reflect.TypeOf(s.clk) == realClockType
@@ -148,6 +150,17 @@ func (s *System) now() time.Time {
 	return s.clk.Now()
 }
 
+// check panics, naming op, unless s was made by NewSystem: a zero System
+// has no clock and no watchdog.
+func (s *System) check(op string) {
+	if s == nil {
+		panic("crisp: " + op + " on a nil system")
+	}
+	if s.wd == nil {
+		panic("crisp: " + op + " on a System not made by NewSystem")
+	}
+}
+
 // Clock returns the clock the system reads time from.
 func (s *System) Clock() clock.Clock { return s.clk }
 
@@ -160,6 +173,7 @@ func (s *System) Clock() clock.Clock { return s.clk }
 // With a mock clock, advance time only while the system is idle: call
 // Add, then WaitIdle, then look at the results.
 func (s *System) WaitIdle(ctx context.Context) error {
+	s.check("WaitIdle")
 	return s.waitFor(ctx, s.idle, nil)
 }
 
@@ -187,6 +201,7 @@ func (s *System) idle() bool {
 // Shutdown returns nil even with an ended context: what is left to wait
 // for is goroutines exiting, which run no user code.
 func (s *System) Shutdown(ctx context.Context) error {
+	s.check("Shutdown")
 	s.shutdownOnce.Do(s.beginShutdown)
 	return s.waitFor(ctx, func() bool { return s.gor.Load() == 0 }, s.outstanding)
 }

@@ -104,8 +104,8 @@ func ExampleQueueFunc() {
 	// Output: resumed-soon resumed-late new-soon new-late
 }
 
-func ExamplePriority() {
-	q := policy.Priority().NewQueue()
+func ExampleByPriority() {
+	q := policy.ByPriority().NewQueue()
 	q.Push(&policy.Item{Seq: 1, Name: "routine", Deadline: noon})
 	q.Push(&policy.Item{Seq: 2, Name: "page-oncall", Priority: 10})
 	q.Push(&policy.Item{Seq: 3, Name: "cleanup", Priority: -1, Deadline: noon})

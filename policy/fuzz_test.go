@@ -20,7 +20,7 @@ var fuzzPolicies = []struct {
 }{
 	{"edf", policy.EDF(), orderEDF},
 	{"fifo", policy.FIFO(), func(a, b *policy.Item) int { return 0 }},
-	{"priority", policy.Priority(), func(a, b *policy.Item) int {
+	{"priority", policy.ByPriority(), func(a, b *policy.Item) int {
 		if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
 			return c
 		}

@@ -105,9 +105,9 @@ func EDF() Policy { return edf }
 // its message's place.
 func FIFO() Policy { return fifo }
 
-// Priority returns the priority policy: larger Priority first, earliest
+// ByPriority returns the priority policy: larger Priority first, earliest
 // deadline first among equal priorities, then arrival order.
-func Priority() Policy { return prio }
+func ByPriority() Policy { return prio }
 
 // Func returns a policy ordered by cmp, which returns a negative number
 // when a must run before b, a positive one when b must run before a, and

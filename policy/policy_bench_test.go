@@ -52,7 +52,7 @@ func BenchmarkPushPop(b *testing.B) {
 	}{
 		{"EDF", policy.EDF()},
 		{"FIFO", policy.FIFO()},
-		{"Priority", policy.Priority()},
+		{"Priority", policy.ByPriority()},
 		{"Func", policy.Func(customerAFirst)},
 	}
 	for _, pc := range policies {

@@ -56,7 +56,7 @@ func TestBuiltinPoliciesPassTheSuite(t *testing.T) {
 		require.NoError(t, policytest.TestPolicy(policy.FIFO(), arrivalOnly))
 	})
 	t.Run("Priority", func(t *testing.T) {
-		require.NoError(t, policytest.TestPolicy(policy.Priority(), priorityOrder))
+		require.NoError(t, policytest.TestPolicy(policy.ByPriority(), priorityOrder))
 	})
 	t.Run("Func, customer A first", func(t *testing.T) {
 		require.NoError(t, policytest.TestPolicy(policy.Func(customerAFirst), customerAFirst))
@@ -368,7 +368,7 @@ func TestEDFMatchesStableSort(t *testing.T) {
 }
 
 func TestPriorityOrder(t *testing.T) {
-	q := policy.Priority().NewQueue()
+	q := policy.ByPriority().NewQueue()
 	for _, it := range []*policy.Item{
 		{Seq: 1, Name: "low, soon", Priority: -1, Deadline: t0},
 		{Seq: 2, Name: "normal, none"},

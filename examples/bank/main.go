@@ -39,7 +39,10 @@ func NewBank(n int, initial int64) *Bank {
 }
 
 // Service is the bank as an actor group.
-type Service struct{ *crisp.Actor[*Bank] }
+type Service struct{ g *crisp.Group[*Bank] }
+
+// Workers reports how many workers serve the bank.
+func (s Service) Workers() int { return s.g.Workers() }
 
 // Open starts the bank's group with the given number of workers.
 func Open(sys *crisp.System, b *Bank, workers int) Service {
@@ -55,7 +58,7 @@ type acct int
 
 // Deposit adds amount to account a; id names the operation in histories.
 func (s Service) Deposit(id, a int, amount int64) {
-	crisp.Tell(s.Actor, func(_ *crisp.Proc, b *Bank) {
+	crisp.Tell(s.g, func(_ *crisp.Proc, b *Bank) {
 		b.balance[a] += amount
 		b.history[a] = append(b.history[a], id)
 	}, crisp.Key(acct(a)))
@@ -63,7 +66,7 @@ func (s Service) Deposit(id, a int, amount int64) {
 
 // Withdraw takes amount from account a, if it holds that much.
 func (s Service) Withdraw(id, a int, amount int64) *future.Future[int64] {
-	return crisp.Call(s.Actor, func(_ *crisp.Proc, b *Bank) (int64, error) {
+	return crisp.Call(s.g, func(_ *crisp.Proc, b *Bank) (int64, error) {
 		b.history[a] = append(b.history[a], id)
 		if b.balance[a] < amount {
 			return b.balance[a], ErrInsufficient
@@ -75,7 +78,7 @@ func (s Service) Withdraw(id, a int, amount int64) *future.Future[int64] {
 
 // Check reads account a's balance.
 func (s Service) Check(id, a int) *future.Future[int64] {
-	return crisp.Call(s.Actor, func(_ *crisp.Proc, b *Bank) (int64, error) {
+	return crisp.Call(s.g, func(_ *crisp.Proc, b *Bank) (int64, error) {
 		b.history[a] = append(b.history[a], id)
 		return b.balance[a], nil
 	}, crisp.Key(acct(a)))
@@ -84,7 +87,7 @@ func (s Service) Check(id, a int) *future.Future[int64] {
 // Transfer moves amount from account from to account to, if from holds
 // that much: one message holding both accounts.
 func (s Service) Transfer(id, from, to int, amount int64) *future.Future[int64] {
-	return crisp.Call(s.Actor, func(_ *crisp.Proc, b *Bank) (int64, error) {
+	return crisp.Call(s.g, func(_ *crisp.Proc, b *Bank) (int64, error) {
 		b.history[from] = append(b.history[from], id)
 		b.history[to] = append(b.history[to], id)
 		if b.balance[from] < amount {
@@ -102,7 +105,7 @@ func (s Service) Total(accounts int) (int64, error) {
 	for i := range opts {
 		opts[i] = crisp.Key(acct(i))
 	}
-	return crisp.Call(s.Actor, func(_ *crisp.Proc, b *Bank) (int64, error) {
+	return crisp.Call(s.g, func(_ *crisp.Proc, b *Bank) (int64, error) {
 		var sum int64
 		for _, v := range b.balance {
 			sum += v

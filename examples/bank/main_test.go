@@ -104,7 +104,7 @@ func histories(t *testing.T, s Service, accounts int) [][]int {
 	for i := range opts {
 		opts[i] = crisp.Key(acct(i))
 	}
-	h, err := crisp.Call(s.Actor, func(_ *crisp.Proc, b *Bank) ([][]int, error) {
+	h, err := crisp.Call(s.g, func(_ *crisp.Proc, b *Bank) ([][]int, error) {
 		out := make([][]int, len(b.history))
 		for i := range out {
 			out[i] = slices.Clone(b.history[i])
@@ -203,7 +203,7 @@ func benchBank(b *testing.B, requests, workers int, keyed bool) {
 			if keyed {
 				opts = []crisp.SendOption{crisp.Key(acct(a))}
 			}
-			crisp.Tell(s.Actor, func(p *crisp.Proc, bank *Bank) { work(p, bank, a) }, opts...)
+			crisp.Tell(s.g, func(p *crisp.Proc, bank *Bank) { work(p, bank, a) }, opts...)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := sys.WaitIdle(ctx); err != nil {

@@ -60,7 +60,7 @@ type exec struct {
 	p        *model.Program
 	vc       *vclock.Clock
 	sys      *crisp.System
-	actors   []*crisp.Actor[*astate]
+	actors   []crisp.Ref[*astate]
 	promises []*future.Promise[string]
 
 	mu   sync.Mutex // guards res, futs
@@ -86,7 +86,7 @@ func (x *exec) run(settle func()) (*model.Result, error) {
 		case model.FIFO:
 			opts = append(opts, crisp.WithPolicy(policy.FIFO()))
 		case model.Priority:
-			opts = append(opts, crisp.WithPolicy(policy.Priority()))
+			opts = append(opts, crisp.WithPolicy(policy.ByPriority()))
 		case model.ByTag:
 			opts = append(opts, crisp.WithPolicy(byTag))
 		}
@@ -160,7 +160,7 @@ func (x *exec) event(e model.Event) {
 func (x *exec) send(id int, local map[int]*future.Future[string]) {
 	m := &x.p.Msgs[id]
 	name := "m" + strconv.Itoa(id)
-	opts := []crisp.SendOption{crisp.Name(name), crisp.Priority(m.Priority), crisp.Tag(m.Tag)}
+	opts := []crisp.SendOption{crisp.MessageName(name), crisp.Priority(m.Priority), crisp.Tag(m.Tag)}
 	for _, k := range m.Keys {
 		opts = append(opts, crisp.Key(k))
 	}

@@ -33,7 +33,7 @@ func TestBuiltinPolicies(t *testing.T) {
 	}{
 		{"EDF", policy.EDF(), byDeadline},
 		{"FIFO", policy.FIFO(), arrivalOnly},
-		{"Priority", policy.Priority(), byPriority},
+		{"Priority", policy.ByPriority(), byPriority},
 		{"Func", policy.Func(byPriority), byPriority},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestItemsAreAsDocumented(t *testing.T) {
 		look(b)
 		return byPriority(a, b)
 	}
-	require.NoError(t, policytest.TestPolicy(policy.Priority(), order))
+	require.NoError(t, policytest.TestPolicy(policy.ByPriority(), order))
 
 	assert.Equal(t, map[any]bool{nil: true, "A": true, "B": true, "C": true}, tags)
 	assert.Equal(t, map[int]bool{-1: true, 0: true, 1: true, 2: true}, priorities)

@@ -32,7 +32,7 @@ func (c Config) NQueens(ctx context.Context, t workload.Timer, p workload.NQueen
 	master := &queensMaster{workers: make([]*crisp.Actor[*queensWorker], p.Workers)}
 	ma := crisp.Spawn(sys, master)
 	for i := range master.workers {
-		master.workers[i] = crisp.Spawn(sys, &queensWorker{}, crisp.WithPolicy(policy.Priority()))
+		master.workers[i] = crisp.Spawn(sys, &queensWorker{}, crisp.WithPolicy(policy.ByPriority()))
 	}
 	var dispatch func(m *queensMaster, board []byte)
 	work := func(board []byte) func(*crisp.Proc, *queensWorker) {

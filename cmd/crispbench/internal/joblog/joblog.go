@@ -52,7 +52,7 @@ type Agreement struct {
 	// willing to wait for its result.
 	ResultTimeout time.Duration
 	// Priority is the customer's priority class; larger is more urgent,
-	// as in crisp's policy.Priority. Zero is the ordinary class.
+	// as in crisp's policy.ByPriority. Zero is the ordinary class.
 	Priority int
 }
 

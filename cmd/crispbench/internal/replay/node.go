@@ -87,7 +87,7 @@ func nodePolicy(p Policy) policy.Policy {
 	case FIFO:
 		return policy.FIFO()
 	case Priority:
-		return policy.Priority()
+		return policy.ByPriority()
 	case CustomerFirst:
 		return customerFirst
 	}

@@ -329,7 +329,7 @@ func (s *shardedHist) merged() *hdrhistogram.Histogram {
 
 // lagRun runs one cell with one mechanism.
 //
-// The scenario: cell.Actors actors (policy.Priority), each held by a
+// The scenario: cell.Actors actors (policy.ByPriority), each held by a
 // first handler: blocked on a channel (Idle), or turning into a chain of
 // spinning messages once the probes are queued (Busy). cell.Hogs
 // goroutines spin. cell.Pending waiting goroutines each have one probe
@@ -359,7 +359,7 @@ func lagRun(ctx context.Context, c LagConfig, cell LagCell, mech Mechanism) (Lag
 		if cell.Load == Long {
 			st.work, st.jitter = 250*time.Microsecond, 100*time.Microsecond
 		}
-		actors[i] = crisp.Spawn(sys, st, crisp.WithPolicy(policy.Priority()))
+		actors[i] = crisp.Spawn(sys, st, crisp.WithPolicy(policy.ByPriority()))
 		st.self = actors[i]
 		held.Add(1)
 		busy := cell.Load == Busy || cell.Load == Long && i > 0 // Long: actor 0 takes the probes, blocked

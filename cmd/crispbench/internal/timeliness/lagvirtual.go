@@ -45,7 +45,7 @@ func VirtualLag(ctx context.Context, pending, actors int, span, window time.Dura
 	sys := crisp.NewSystem(crisp.WithClock(vc), crisp.WithLogger(discard))
 	as := make([]*crisp.Actor[*lagActor], actors)
 	for i := range as {
-		as[i] = crisp.Spawn(sys, &lagActor{}, crisp.WithPolicy(policy.Priority()))
+		as[i] = crisp.Spawn(sys, &lagActor{}, crisp.WithPolicy(policy.ByPriority()))
 		crisp.Tell(as[i], func(p *crisp.Proc, _ *lagActor) { p.Sleep(100 * 24 * time.Hour) })
 	}
 	if err := sys.WaitIdle(ctx); err != nil { // every actor is held

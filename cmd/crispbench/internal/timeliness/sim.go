@@ -20,7 +20,7 @@ type Variant int
 const (
 	EDF      Variant = iota // policy.EDF, start deadline = arrival + relative deadline
 	FIFO                    // policy.FIFO, same deadlines
-	Priority                // policy.Priority with deadline-monotonic priorities, same deadlines
+	Priority                // policy.ByPriority with deadline-monotonic priorities, same deadlines
 	// EDFCost is policy.EDF with crisp.Cost(cost) on every message: the
 	// message must start by arrival + relative deadline − cost, so that
 	// it finishes in time, or it is dropped.
@@ -56,7 +56,7 @@ func (v Variant) policy() policy.Policy {
 	case FIFO:
 		return policy.FIFO()
 	case Priority:
-		return policy.Priority()
+		return policy.ByPriority()
 	}
 	return policy.EDF()
 }
@@ -83,7 +83,7 @@ func Simulate(ctx context.Context, jobs []Job, v Variant, workers int) ([]Outcom
 	sys := crisp.NewSystem(crisp.WithClock(vc), crisp.WithLogger(discard))
 	type worker struct{}
 	states := make([]*worker, max(workers, 1))
-	var a *crisp.Actor[*worker]
+	var a crisp.Ref[*worker]
 	if len(states) == 1 {
 		a = crisp.Spawn(sys, states[0], crisp.WithPolicy(v.policy()))
 	} else {

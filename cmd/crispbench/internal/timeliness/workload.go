@@ -78,7 +78,7 @@ type Job struct {
 	Arrival  time.Duration // when it is sent
 	Cost     time.Duration // how long its handler holds the worker
 	Deadline time.Duration // relative deadline: it is due by Arrival+Deadline
-	// Priority is for policy.Priority: deadline-monotonic, so a shorter
+	// Priority is for policy.ByPriority: deadline-monotonic, so a shorter
 	// relative deadline has a larger priority.
 	Priority int
 }
