@@ -45,11 +45,11 @@ func absAwait(sys *crisp.System, n int) int {
 
 // recursiveThen is recursiveM in continuation-passing style: k is what
 // follows the await at the level being unwound.
-func recursiveThen(p *crisp.Proc, self *crisp.Actor[*counterState], i int, k func(*crisp.Proc) (int, error)) (int, error) {
-	awaitCompute := func(p *crisp.Proc) (int, error) {
-		return crisp.Then(p, crisp.Call(self, compute), func(p *crisp.Proc, _ *counterState, _ int, err error) (int, error) {
+func recursiveThen(p *crisp.Proc, self *crisp.Actor[*counterState], i int, k func(*crisp.Proc) crisp.Next[*counterState, int]) crisp.Next[*counterState, int] {
+	awaitCompute := func(p *crisp.Proc) crisp.Next[*counterState, int] {
+		return crisp.Then(p, crisp.Call(self, compute), func(p *crisp.Proc, _ *counterState, _ int, err error) crisp.Next[*counterState, int] {
 			if err != nil {
-				return 0, err
+				return crisp.Return[*counterState](0, err)
 			}
 			return k(p)
 		})
@@ -63,9 +63,9 @@ func recursiveThen(p *crisp.Proc, self *crisp.Actor[*counterState], i int, k fun
 func absThen(sys *crisp.System, n int) int {
 	a := crisp.Spawn(sys, &counterState{})
 	futs := make([]*future.Future[int], n)
-	done := func(*crisp.Proc) (int, error) { return 1, nil }
+	done := func(*crisp.Proc) crisp.Next[*counterState, int] { return crisp.Return[*counterState](1, nil) }
 	for i := range futs {
-		futs[i] = crisp.Call(a, func(p *crisp.Proc, _ *counterState) (int, error) {
+		futs[i] = crisp.CallNext(a, func(p *crisp.Proc, _ *counterState) crisp.Next[*counterState, int] {
 			return recursiveThen(p, a, depth, done)
 		})
 	}
@@ -272,7 +272,9 @@ func BenchmarkSuspendedMemory(b *testing.B) {
 	b.Run("then", func(b *testing.B) {
 		measure(b, func(_ *crisp.System, a *crisp.Actor[*counterState], pr *future.Promise[int]) {
 			crisp.Tell(a, func(p *crisp.Proc, _ *counterState) {
-				crisp.Then(p, pr.Future(), func(*crisp.Proc, *counterState, int, error) (int, error) { return 0, nil })
+				crisp.Then(p, pr.Future(), func(*crisp.Proc, *counterState, int, error) crisp.Next[*counterState, int] {
+					return crisp.Next[*counterState, int]{}
+				})
 			})
 		})
 	})

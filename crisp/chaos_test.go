@@ -382,7 +382,7 @@ func (c *chaosRun) send(r *rand.Rand, a *chaosActor, depth int, top bool) contex
 		crisp.Tell(a, func(p *crisp.Proc, s *chaosState) { c.handle(p, s, a, m, plan, seed, depth) }, opts...)
 		return cancel
 	}
-	m.f = crisp.Call(a, func(p *crisp.Proc, s *chaosState) (int, error) { return c.handle(p, s, a, m, plan, seed, depth) }, opts...)
+	m.f = crisp.CallNext(a, func(p *crisp.Proc, s *chaosState) crisp.Next[*chaosState, int] { return c.handle(p, s, a, m, plan, seed, depth) }, opts...)
 	if !plumb.OnResolve(m.f, func() { m.resolved.Add(1) }) {
 		m.resolved.Add(1)
 	}
@@ -410,7 +410,7 @@ func (c *chaosRun) started(p *crisp.Proc, m *chaosMsg) {
 	}
 }
 
-func (c *chaosRun) handle(p *crisp.Proc, s *chaosState, self *chaosActor, m *chaosMsg, plan []int, seed uint64, depth int) (int, error) {
+func (c *chaosRun) handle(p *crisp.Proc, s *chaosState, self *chaosActor, m *chaosMsg, plan []int, seed uint64, depth int) crisp.Next[*chaosState, int] {
 	c.started(p, m)
 	v, inGroup := c.groups.Load(self)
 	if inGroup {
@@ -475,12 +475,12 @@ func (c *chaosRun) handle(p *crisp.Proc, s *chaosState, self *chaosActor, m *cha
 			c.send(r, other(), depth+1, false)
 		case depth < 2 && i == len(plan)-1:
 			f := crisp.Call(other(), func(p *crisp.Proc, _ *chaosState) (int, error) { return 2, nil })
-			return crisp.Then(p, f, func(p *crisp.Proc, _ *chaosState, v int, err error) (int, error) {
-				return v, err
+			return crisp.Then(p, f, func(p *crisp.Proc, _ *chaosState, v int, err error) crisp.Next[*chaosState, int] {
+				return crisp.Return[*chaosState](v, err)
 			})
 		}
 	}
-	return m.id, nil
+	return crisp.Return[*chaosState](m.id, nil)
 }
 
 // check verifies every message once the system has shut down.

@@ -279,7 +279,7 @@ func (p *Proc) awaitsItself(src plumb.Source) error {
 		own = k.resultOwner()
 	}
 	if j, ok := src.(job); ok && own != nil && j.hdr() == own {
-		return fmt.Errorf("%w: message %s of actor %s awaits its own result", ErrDeadlock, own.name(j), p.a.displayName())
+		return fmt.Errorf("%w: message %s of actor %s awaits its own result", ErrDeadlock, own.name(jobOf(&own.item)), p.a.displayName())
 	}
 	return nil
 }
@@ -474,14 +474,31 @@ func evalCond(cond func() bool) (ok bool, r any) {
 	return cond(), nil
 }
 
-// continuation is the job of a Then continuation, seen through the
-// handler's error result.
+// continuation is the job of a Then continuation, as a Next holds it.
 type continuation interface {
 	job
-	error
 	resultTo(s sink)
 	resultOwner() *message
 }
+
+// Next is what a handler sent with CallNext, and a continuation made by
+// Then, return: a result now (Return), or a continuation whose result
+// becomes theirs later (Then). Its S is the actor's state type, so that
+// a handler cannot return a continuation made for another kind of actor:
+// that is a compile error. The zero Next is the zero T with a nil error.
+type Next[S, T any] struct {
+	k   continuation // nil: v and err are the result
+	v   T
+	err error
+}
+
+// Return makes a Next holding the result v, err now.
+func Return[S, T any](v T, err error) Next[S, T] { return Next[S, T]{v: v, err: err} }
+
+// errForeignNext is the outcome of a handler that returned a Next made by
+// another handler's Then: only the handler that called Then may hand its
+// result on.
+var errForeignNext = errors.New("crisp: a handler returned a Next made by another handler's Then")
 
 // Then arranges for k to run on p's actor, with its state, once f is
 // resolved, and returns at once: the heap-continuation style, in which no
@@ -490,20 +507,23 @@ type continuation interface {
 // that message's deadline, priority and tag, and it can no longer miss
 // its deadline.
 //
-// A handler of Call that returns Then's results hands its own result to
-// k: the Call's future resolves with what k returns (k may itself return
-// another Then's results, chaining). Otherwise k runs detached and its
-// result is dropped. If the actor stops first, k never runs and the
-// Call's future gets ErrStopped.
+// A handler sent with CallNext that returns Then's Next hands its result
+// to k: the future resolves with what k returns, and k may itself return
+// another Then's Next, chaining. Elsewhere (a Tell, a Call, a Next that
+// is dropped) k runs detached and its result is dropped. If the actor
+// stops first, k never runs and the future gets ErrStopped.
 //
-//	return crisp.Then(p, crisp.Call(db, query), func(p *crisp.Proc, s *State, rows []Row, err error) (int, error) {
-//		return len(rows), err
+//	f := crisp.CallNext(a, func(p *crisp.Proc, s *State) crisp.Next[*State, int] {
+//		return crisp.Then(p, crisp.Call(db, query), func(p *crisp.Proc, s *State, rows []Row, err error) crisp.Next[*State, int] {
+//			return crisp.Return[*State](len(rows), err)
+//		})
 //	})
 //
-// S must be the actor's state type.
-func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, err error) (U, error)) (U, error) {
+// S must be the state type of p's actor: the compiler checks it when the
+// Next is returned from a CallNext handler; a detached Then with another
+// state type is a misuse panic.
+func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, err error) Next[S, U]) Next[S, U] {
 	p.check("Then")
-	var zero U
 	a, ok := jobOf(&p.m.item).actorAny().(*Actor[S])
 	if !ok {
 		panic(fmt.Sprintf("crisp: Then with state type %s on actor %s of another state type", typeName[S](), p.a.displayName()))
@@ -528,14 +548,14 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 	if core.stopped() {
 		c.state.Store(stStopped)
 		core.mu.Unlock()
-		return zero, c
+		return Next[S, U]{k: c}
 	}
 	core.link(&c.message)
 	core.mu.Unlock()
 	if !plumb.OnResolve(f, c.ready) {
 		c.ready()
 	}
-	return zero, c
+	return Next[S, U]{k: c}
 }
 
 // cont is a continuation registered by Then.
@@ -543,7 +563,7 @@ type cont[S, T, U any] struct {
 	message
 	a  *Actor[S]
 	f  *future.Future[T]
-	k  func(*Proc, S, T, error) (U, error)
+	k  func(*Proc, S, T, error) Next[S, U]
 	to sink // where k's result goes; nil while detached. Guarded by a.mu.
 
 	// On a group, k may run on another worker before the handler that
@@ -565,12 +585,6 @@ func (c *cont[S, T, U]) answered() bool {
 	c.a.mu.Lock()
 	defer c.a.mu.Unlock()
 	return c.to != nil
-}
-
-// Error makes a continuation the error result that links a handler to
-// it. It should never reach a caller.
-func (c *cont[S, T, U]) Error() string {
-	return "crisp: the results of Then must be returned from the handler that called it"
 }
 
 func (c *cont[S, T, U]) resultOwner() *message {
@@ -618,11 +632,14 @@ func (c *cont[S, T, U]) fail(err error) {
 
 func (c *cont[S, T, U]) run(p *Proc) {
 	v, err := c.f.Get()
-	u, uerr := c.k(p, c.a.stateOf(p), v, err)
+	n := c.k(p, c.a.stateOf(p), v, err)
 	c.k = nil
 	p.a.flags.And(^uint32(fHandling))
-	next, chained := uerr.(continuation)
-	chained = chained && p.madeHere(next)
+	u, uerr, next := n.v, n.err, n.k
+	chained := next != nil && p.madeHere(next)
+	if next != nil && !chained {
+		uerr = errForeignNext
+	}
 	c.a.mu.Lock()
 	to := c.to
 	if to == nil { // detached, or its maker has not returned yet: keep the result

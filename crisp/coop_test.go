@@ -282,10 +282,10 @@ func TestStopEndsSuspendedProcesses(t *testing.T) {
 				return 0, nil
 			})
 			futs = append(futs, cond)
-			then := crisp.Call(a, func(p *crisp.Proc, _ *state) (int, error) {
-				return crisp.Then(p, never.Future(), func(*crisp.Proc, *state, int, error) (int, error) {
+			then := crisp.CallNext(a, func(p *crisp.Proc, _ *state) crisp.Next[*state, int] {
+				return crisp.Then(p, never.Future(), func(*crisp.Proc, *state, int, error) crisp.Next[*state, int] {
 					t.Error("a dropped continuation ran")
-					return 0, nil
+					return crisp.Next[*state, int]{}
 				})
 			})
 			futs = append(futs, then)
@@ -464,11 +464,11 @@ func TestThen(t *testing.T) {
 	b := crisp.Spawn(sys, &state{})
 
 	t.Run("the handler's result comes from the continuation", func(t *testing.T) {
-		f := crisp.Call(a, func(p *crisp.Proc, s *state) (string, error) {
+		f := crisp.CallNext(a, func(p *crisp.Proc, s *state) crisp.Next[*state, string] {
 			logged(s, "asks b")
-			return crisp.Then(p, crisp.Call(b, record("b's answer")), func(p *crisp.Proc, s *state, v string, err error) (string, error) {
+			return crisp.Then(p, crisp.Call(b, record("b's answer")), func(p *crisp.Proc, s *state, v string, err error) crisp.Next[*state, string] {
 				logged(s, "continues with "+v)
-				return "got " + v, err
+				return crisp.Return[*state]("got "+v, err)
 			})
 		})
 		v, err := f.Get()
@@ -476,12 +476,12 @@ func TestThen(t *testing.T) {
 		assert.Equal(t, "got b's answer", v)
 	})
 	t.Run("chained", func(t *testing.T) {
-		f := crisp.Call(a, func(p *crisp.Proc, _ *state) (int, error) {
-			return crisp.Then(p, crisp.Call(b, record("1")), func(p *crisp.Proc, _ *state, v string, err error) (int, error) {
+		f := crisp.CallNext(a, func(p *crisp.Proc, _ *state) crisp.Next[*state, int] {
+			return crisp.Then(p, crisp.Call(b, record("1")), func(p *crisp.Proc, _ *state, v string, err error) crisp.Next[*state, int] {
 				n, _ := strconv.Atoi(v)
-				return crisp.Then(p, crisp.Call(b, record("2")), func(_ *crisp.Proc, _ *state, w string, err error) (int, error) {
+				return crisp.Then(p, crisp.Call(b, record("2")), func(_ *crisp.Proc, _ *state, w string, err error) crisp.Next[*state, int] {
 					m, _ := strconv.Atoi(w)
-					return n + m, err
+					return crisp.Return[*state](n+m, err)
 				})
 			})
 		})
@@ -491,34 +491,62 @@ func TestThen(t *testing.T) {
 	})
 	t.Run("errors and panics reach the caller", func(t *testing.T) {
 		boom := errors.New("b failed")
-		_, err := crisp.Call(a, func(p *crisp.Proc, _ *state) (int, error) {
+		_, err := crisp.CallNext(a, func(p *crisp.Proc, _ *state) crisp.Next[*state, int] {
 			return crisp.Then(p, crisp.Call(b, func(*crisp.Proc, *state) (int, error) { return 0, boom }),
-				func(_ *crisp.Proc, _ *state, v int, err error) (int, error) { return v, err })
+				func(_ *crisp.Proc, _ *state, v int, err error) crisp.Next[*state, int] { return crisp.Return[*state](v, err) })
 		}).Get()
 		assert.ErrorIs(t, err, boom)
-		_, err = crisp.Call(a, func(p *crisp.Proc, _ *state) (int, error) {
-			return crisp.Then(p, crisp.Call(b, record("x")), func(*crisp.Proc, *state, string, error) (int, error) {
+		_, err = crisp.CallNext(a, func(p *crisp.Proc, _ *state) crisp.Next[*state, int] {
+			return crisp.Then(p, crisp.Call(b, record("x")), func(*crisp.Proc, *state, string, error) crisp.Next[*state, int] {
 				panic("in the continuation")
 			})
 		}).Get()
 		var pe *crisp.PanicError
 		assert.ErrorAs(t, err, &pe)
 	})
-	t.Run("an interface result takes a concrete continuation", func(t *testing.T) {
-		v, err := crisp.Call(a, func(p *crisp.Proc, _ *state) (fmt.Stringer, error) {
-			return crisp.Then(p, crisp.Call(b, record("x")), func(*crisp.Proc, *state, string, error) (time.Duration, error) {
-				return time.Second, nil
+	t.Run("an interface result from a continuation", func(t *testing.T) {
+		v, err := crisp.CallNext(a, func(p *crisp.Proc, _ *state) crisp.Next[*state, fmt.Stringer] {
+			return crisp.Then(p, crisp.Call(b, record("x")), func(*crisp.Proc, *state, string, error) crisp.Next[*state, fmt.Stringer] {
+				return crisp.Return[*state, fmt.Stringer](time.Second, nil)
 			})
 		}).Get()
 		require.NoError(t, err)
 		assert.Equal(t, "1s", v.String())
 	})
+	t.Run("a Next returned now resolves at once", func(t *testing.T) {
+		v, err := crisp.CallNext(a, func(p *crisp.Proc, _ *state) crisp.Next[*state, string] {
+			return crisp.Return[*state]("now", nil)
+		}).Get()
+		require.NoError(t, err)
+		assert.Equal(t, "now", v)
+		v, err = crisp.CallNext(a, func(p *crisp.Proc, _ *state) crisp.Next[*state, string] {
+			return crisp.Next[*state, string]{}
+		}).Get()
+		require.NoError(t, err)
+		assert.Empty(t, v, "the zero Next is the zero value and no error")
+	})
+	t.Run("a Next made by another handler's Then is refused", func(t *testing.T) {
+		never := future.NewPromise[int](nil)
+		var kept crisp.Next[*state, int]
+		_, err := crisp.Call(a, func(p *crisp.Proc, _ *state) (int, error) {
+			kept = crisp.Then(p, never.Future(), func(*crisp.Proc, *state, int, error) crisp.Next[*state, int] {
+				return crisp.Return[*state](1, nil)
+			})
+			return 0, nil
+		}).Get()
+		require.NoError(t, err)
+		_, err = crisp.CallNext(a, func(*crisp.Proc, *state) crisp.Next[*state, int] { return kept }).Get()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "crisp: a handler returned a Next made by another handler's Then")
+		never.Resolve(0, nil) // the detached continuation runs, and its result is dropped
+		waitIdle(t, sys)
+	})
 	t.Run("detached continuations run and their results are dropped", func(t *testing.T) {
 		done := make(chan string, 1)
 		v, err := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
-			crisp.Then(p, crisp.Call(b, record("later")), func(_ *crisp.Proc, _ *state, v string, _ error) (int, error) {
+			crisp.Then(p, crisp.Call(b, record("later")), func(_ *crisp.Proc, _ *state, v string, _ error) crisp.Next[*state, int] {
 				done <- v
-				return 0, nil
+				return crisp.Next[*state, int]{}
 			})
 			return "now", nil
 		}).Get()
@@ -526,9 +554,13 @@ func TestThen(t *testing.T) {
 		assert.Equal(t, "now", v)
 		assert.Equal(t, "later", <-done)
 	})
-	t.Run("a wrong state type is a misuse panic", func(t *testing.T) {
+	t.Run("a detached Then of a wrong state type is a misuse panic", func(t *testing.T) {
+		// Returned from a CallNext handler, the same Then does not compile.
 		_, err := crisp.Call(a, func(p *crisp.Proc, _ *state) (int, error) {
-			return crisp.Then(p, crisp.Call(b, record("x")), func(*crisp.Proc, *counterState, string, error) (int, error) { return 0, nil })
+			crisp.Then(p, crisp.Call(b, record("x")), func(*crisp.Proc, *counterState, string, error) crisp.Next[*counterState, int] {
+				return crisp.Next[*counterState, int]{}
+			})
+			return 0, nil
 		}).Get()
 		var pe *crisp.PanicError
 		require.ErrorAs(t, err, &pe)
@@ -539,10 +571,10 @@ func TestThen(t *testing.T) {
 		c := crisp.Spawn(sys, &state{}, crisp.WithPolicy(policy.ByPriority()))
 		pr := future.NewPromise[int](nil)
 		for _, prio := range []int{1, 3} {
-			crisp.Call(c, func(p *crisp.Proc, _ *state) (int, error) {
-				return crisp.Then(p, pr.Future(), func(p *crisp.Proc, s *state, _ int, _ error) (int, error) {
+			crisp.CallNext(c, func(p *crisp.Proc, _ *state) crisp.Next[*state, int] {
+				return crisp.Then(p, pr.Future(), func(p *crisp.Proc, s *state, _ int, _ error) crisp.Next[*state, int] {
 					logged(s, "continuation "+strconv.Itoa(p.Priority()))
-					return 0, nil
+					return crisp.Next[*state, int]{}
 				})
 			}, crisp.Priority(prio))
 		}

@@ -439,13 +439,13 @@ func TestAGroupContinuationTakesAFreeWorker(t *testing.T) {
 	}
 	g := newGate()
 	pr := future.NewPromise[int](nil)
-	f := crisp.Call(grp, func(p *crisp.Proc, _ *worker) (int, error) {
-		return crisp.Then(p, pr.Future(), func(_ *crisp.Proc, w *worker, v int, err error) (int, error) {
+	f := crisp.CallNext(grp, func(p *crisp.Proc, _ *worker) crisp.Next[*worker, int] {
+		return crisp.Then(p, pr.Future(), func(_ *crisp.Proc, w *worker, v int, err error) crisp.Next[*worker, int] {
 			enter(w)
 			defer leave(w)
 			close(g.started)
 			<-g.release
-			return v, err
+			return crisp.Return[*worker](v, err)
 		})
 	})
 	require.NoError(t, sys.WaitIdle(context.Background())) // every runner has left
@@ -481,17 +481,17 @@ func TestAGroupContinuationThatRunsFirstStillAnswers(t *testing.T) {
 	pr := future.NewPromise[int](nil)
 	pr.Resolve(20, nil)
 	kRan := make(chan struct{})
-	f := crisp.Call(grp, func(p *crisp.Proc, _ *worker) (int, error) {
-		v, err := crisp.Then(p, pr.Future(), func(_ *crisp.Proc, _ *worker, v int, err error) (int, error) {
+	f := crisp.CallNext(grp, func(p *crisp.Proc, _ *worker) crisp.Next[*worker, int] {
+		next := crisp.Then(p, pr.Future(), func(_ *crisp.Proc, _ *worker, v int, err error) crisp.Next[*worker, int] {
 			close(kRan)
-			return v + 1, err
+			return crisp.Return[*worker](v+1, err)
 		})
 		select {
 		case <-kRan: // the other worker has run k already
 		case <-time.After(10 * time.Second): // a guard: no free worker ran k
-			return 0, errors.New("k did not run on the other worker")
+			return crisp.Return[*worker](0, errors.New("k did not run on the other worker"))
 		}
-		return v, err
+		return next
 	})
 	require.NoError(t, sys.WaitIdle(context.Background()))
 	require.True(t, f.Ready(), "the caller's future is resolved")

@@ -151,11 +151,7 @@ func (c *call[S, T]) run(p *Proc) {
 	// The handler is done: a caller woken by the result may send at once,
 	// and must find the actor free rather than busy.
 	p.a.flags.And(^uint32(fHandling))
-	if k, ok := err.(continuation); ok && p.madeHere(k) {
-		k.resultTo(c) // the handler returned Then's result: it comes later
-		return
-	}
-	c.pr.Resolve(v, err)
+c.pr.Resolve(v, err)
 }
 
 func (c *call[S, T]) deliver(v any, err error) {
@@ -201,7 +197,7 @@ func (c *call[S, T]) CheckWait() error {
 		return nil
 	}
 	return fmt.Errorf("%w: a process of actor %s waits for message %s of that same actor, which cannot run while it waits (use Await to release the actor instead)",
-		ErrDeadlock, a.displayName(), c.name(c))
+		ErrDeadlock, a.displayName(), c.name(jobOf(&c.item))) // the item's job: c may be a CallNext's
 }
 
 // EndWait ends a wait CheckWait allowed: a group counts its workers'
@@ -209,6 +205,29 @@ func (c *call[S, T]) CheckWait() error {
 func (c *call[S, T]) EndWait() {
 	if a := &c.a.core; a.grp != nil {
 		a.endGroupWait()
+	}
+}
+
+// callNext is a message sent with CallNext: a call whose handler returns
+// a Next.
+type callNext[S, T any] struct {
+	call[S, T]
+	next func(*Proc, S) Next[S, T]
+}
+
+func (c *callNext[S, T]) handler() any { return c.next }
+
+func (c *callNext[S, T]) run(p *Proc) {
+	n := c.next(p, c.a.stateOf(p))
+	c.next = nil // nothing reads it once the handler has returned
+	p.a.flags.And(^uint32(fHandling))
+	switch {
+	case n.k == nil:
+		c.pr.Resolve(n.v, n.err)
+	case p.madeHere(n.k):
+		n.k.resultTo(&c.call) // the continuation's result comes later
+	default:
+		c.pr.Fail(errForeignNext)
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 func TestMisuseThenWithANilContinuation(t *testing.T) {
 	sys, _ := newSystem(t)
 	a := crisp.Spawn(sys, &state{})
-	_, err := crisp.Call(a, func(p *crisp.Proc, _ *state) (int, error) {
+	_, err := crisp.CallNext(a, func(p *crisp.Proc, _ *state) crisp.Next[*state, int] {
 		return crisp.Then[*state, int, int](p, future.NewPromise[int](nil).Future(), nil)
 	}).Get()
 	var pe *crisp.PanicError

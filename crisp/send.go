@@ -114,6 +114,25 @@ func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOpt
 	return c.pr.Future()
 }
 
+// CallNext is Call for a handler whose result may come later: fn returns
+// a Next, either Return's result now or Then's continuation, whose own
+// result (possibly through further Thens) resolves the future. No
+// goroutine waits meanwhile, and the actor serves other messages. See
+// Then.
+//
+// CallNext never blocks. It panics if to or fn is nil.
+func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...SendOption) *future.Future[T] {
+	a := actorOf(to, "CallNext")
+	if fn == nil {
+		panic("crisp: CallNext with a nil handler")
+	}
+	c := &callNext[S, T]{next: fn}
+	c.a = a
+	plumb.SetSource(&c.pr, &c.call)
+	a.send(&c.message, c, opts)
+	return c.pr.Future()
+}
+
 // Tell sends fn to an actor (or a group) without a future: fire and forget. It obeys
 // the same options and order as Call; a Tell that misses its deadline is
 // reported only to the actor's miss hook, and one that panics only to the

@@ -60,17 +60,17 @@ type node struct{ name string }
 
 // process is job j as a node's handler. A hung job holds its node and
 // never answers.
-func process(j job) func(*crisp.Proc, *node) (string, error) {
-	return func(p *crisp.Proc, _ *node) (string, error) {
+func process(j job) func(*crisp.Proc, *node) crisp.Next[*node, string] {
+	return func(p *crisp.Proc, _ *node) crisp.Next[*node, string] {
 		started := stamp(p.Now())
 		if j.work == 0 {
 			p.Sleep(24 * time.Hour)
-			return crisp.Then(p, new(future.Future[string]), func(*crisp.Proc, *node, string, error) (string, error) {
-				return "", nil // never: the future is never resolved
+			return crisp.Then(p, new(future.Future[string]), func(*crisp.Proc, *node, string, error) crisp.Next[*node, string] {
+				return crisp.Next[*node, string]{} // never: the future is never resolved
 			})
 		}
 		p.Sleep(j.work)
-		return "started " + started, nil
+		return crisp.Return[*node]("started "+started, nil)
 	}
 }
 
@@ -111,35 +111,39 @@ func (c *controller) after(d time.Duration) *future.Future[struct{}] {
 func (c *controller) send(p *crisp.Proc, j job, n, tries int) {
 	name := c.nodes[n].Name()
 	c.say(p, "%s sent to %s: must start by %s", j.id, name, stamp(p.Now().Add(j.start)))
-	f := crisp.Call(c.nodes[n], process(j), crisp.Within(j.start), crisp.Tag(j.customer))
+	f := crisp.CallNext(c.nodes[n], process(j), crisp.Within(j.start), crisp.Tag(j.customer))
 	ended := false
-	crisp.Then(p, f, func(p *crisp.Proc, c *controller, out string, err error) (struct{}, error) {
+	crisp.Then(p, f, func(p *crisp.Proc, c *controller, out string, err error) done {
 		if ended {
-			return struct{}{}, nil
+			return done{}
 		}
 		ended = true
 		switch {
 		case errors.Is(err, deadline.ErrMissed) && tries < 3:
 			c.say(p, "%s missed its start deadline on %s: customer %s told, trying another node", j.id, name, j.customer)
 			c.send(p, j, (n+1)%len(c.nodes), tries+1)
-			return struct{}{}, nil
+			return done{}
 		case err != nil:
 			c.say(p, "%s on %s: %v; customer %s told", j.id, name, err, j.customer)
 		default:
 			c.say(p, "%s completed on %s (%s); customer %s told", j.id, name, out, j.customer)
 		}
 		c.answered++
-		return struct{}{}, nil
+		return done{}
 	})
-	crisp.Then(p, c.after(j.start+j.result), func(p *crisp.Proc, c *controller, _ struct{}, _ error) (struct{}, error) {
+	crisp.Then(p, c.after(j.start+j.result), func(p *crisp.Proc, c *controller, _ struct{}, _ error) done {
 		if !ended {
 			ended = true
 			c.say(p, "%s: no result from %s in time: customer %s told its state is unknown", j.id, name, j.customer)
 			c.answered++
 		}
-		return struct{}{}, nil
+		return done{}
 	})
 }
+
+// done is what the controller's continuations return: they run detached
+// (sent from a Tell), so nobody reads their result.
+type done = crisp.Next[*controller, struct{}]
 
 func run(out io.Writer) error {
 	clock := vclock.New(day)

@@ -181,7 +181,7 @@ func (x *exec) send(id int, local map[int]*future.Future[string]) {
 		}, opts...)
 		return
 	}
-	f := crisp.Call(a, func(p *crisp.Proc, s *astate) (string, error) {
+	f := crisp.CallNext(a, func(p *crisp.Proc, s *astate) crisp.Next[*astate, string] {
 		x.step(m.To, name, "start", p)
 		return x.body(p, s, id, name, m.Body, map[int]*future.Future[string]{}, nil)
 	}, opts...)
@@ -231,7 +231,7 @@ func (x *exec) ref(local map[int]*future.Future[string], r int) *future.Future[s
 
 // body runs a handler's steps as process name of message id; local holds
 // the futures of the Calls it can reach.
-func (x *exec) body(p *crisp.Proc, s *astate, id int, name string, ops []model.Op, local map[int]*future.Future[string], obs []string) (string, error) {
+func (x *exec) body(p *crisp.Proc, s *astate, id int, name string, ops []model.Op, local map[int]*future.Future[string], obs []string) crisp.Next[*astate, string] {
 	self := x.p.Msgs[id].To
 	for i, op := range ops {
 		switch op.Kind {
@@ -268,7 +268,7 @@ func (x *exec) body(p *crisp.Proc, s *astate, id int, name string, ops []model.O
 			for r, f := range local {
 				kLocal[r] = f
 			}
-			return crisp.Then(p, x.ref(local, ref), func(p *crisp.Proc, s *astate, v string, err error) (string, error) {
+			return crisp.Then(p, x.ref(local, ref), func(p *crisp.Proc, s *astate, v string, err error) crisp.Next[*astate, string] {
 				x.step(self, kname, "start", p)
 				return x.body(p, s, id, kname, body, kLocal, []string{model.ObsFuture('k', ref, outcome(v, err))})
 			})
@@ -279,7 +279,7 @@ func (x *exec) body(p *crisp.Proc, s *astate, id int, name string, ops []model.O
 		}
 	}
 	x.step(self, name, "end", p)
-	return model.ProcValue(name, obs), nil
+	return crisp.Return[*astate](model.ProcValue(name, obs), nil)
 }
 
 // outcome names a future's result as the model does.

@@ -39,9 +39,9 @@ type alarms interface {
 	At(t time.Time, f func()) (stop func() bool)
 }
 
-// done is the result of the continuations of a job's handler, which
-// nobody reads.
-type done = struct{}
+// step is what the continuations of a job's handler return: they run
+// detached (the handler is a Tell), so nobody reads their result.
+type step = crisp.Next[*controller, struct{}]
 
 // handle is the Controller's handler for a job that a customer
 // submits.
@@ -124,16 +124,16 @@ func answered(f *future.Future[result]) bool {
 // show for them (TestPollingChecksLiterally compares the two).
 func (c *controller) polling(p *crisp.Proc, j *job) {
 	f := c.send(j, j.node, 0)
-	crisp.Then(p, f, func(p *crisp.Proc, c *controller, _ result, err error) (done, error) {
+	crisp.Then(p, f, func(p *crisp.Proc, c *controller, _ result, err error) step {
 		if errors.Is(err, errForgotten) {
 			// Lost: every check would find the job still pending, for
 			// ever. There is nothing more to do, and nothing to keep.
-			return done{}, nil
+			return step{}
 		}
 		check := c.alarm(nextCheck(j.submitted, p.Now(), c.poll))
-		return crisp.Then(p, check, func(*crisp.Proc, *controller, struct{}, error) (done, error) {
+		return crisp.Then(p, check, func(*crisp.Proc, *controller, struct{}, error) step {
 			c.tell(j, kindOf(err), true, true)
-			return done{}, nil
+			return step{}
 		})
 	})
 }
@@ -147,16 +147,16 @@ func (c *controller) polling(p *crisp.Proc, j *job) {
 func (c *controller) pollLiterally(p *crisp.Proc, j *job) {
 	f := c.send(j, j.node, 0)
 	at, n := j.submitted, 0
-	var check func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error)
-	check = func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error) {
-		return crisp.Then(p, c.turns.next(turnKey{j.seq, n, phaseCheck}), func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error) {
+	var check func(p *crisp.Proc, c *controller, _ struct{}, _ error) step
+	check = func(p *crisp.Proc, c *controller, _ struct{}, _ error) step {
+		return crisp.Then(p, c.turns.next(turnKey{j.seq, n, phaseCheck}), func(p *crisp.Proc, c *controller, _ struct{}, _ error) step {
 			if answered(f) {
 				_, err := f.Get()
 				c.tell(j, kindOf(err), true, true)
-				return done{}, nil
+				return step{}
 			}
 			if at, n = at.Add(c.poll), n+1; at.After(c.literal) {
-				return done{}, nil
+				return step{}
 			}
 			return crisp.Then(p, c.alarm(at), check)
 		})
@@ -224,22 +224,22 @@ func (c *controller) attempt(p *crisp.Proc, j *job, a attempt) {
 	f := c.send(j, a.node, j.startDeadline)
 	c.inFlight[a.node]++
 	waited := answerOrTimeout(c, f, p.Now().Add(addSat(j.startDeadline, j.resultTimeout)))
-	crisp.Then(p, waited, func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error) {
+	crisp.Then(p, waited, func(p *crisp.Proc, c *controller, _ struct{}, _ error) step {
 		if answered(f) {
 			c.ended(p, j, a, f)
-			return done{}, nil
+			return step{}
 		}
 		// Timed out. A result due at this very instant may still be on
 		// its way from a node: decide once the instant's other work is
 		// done.
-		return crisp.Then(p, c.turns.next(turnKey{j.seq, a.n, phaseTimeout}), func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error) {
+		return crisp.Then(p, c.turns.next(turnKey{j.seq, a.n, phaseTimeout}), func(p *crisp.Proc, c *controller, _ struct{}, _ error) step {
 			if answered(f) {
 				c.ended(p, j, a, f)
 			} else {
 				c.inFlight[a.node]--
 				c.tell(j, Unknown, a.n == 0, true)
 			}
-			return done{}, nil
+			return step{}
 		})
 	})
 }
@@ -256,12 +256,12 @@ func (c *controller) ended(p *crisp.Proc, j *job, a attempt, f *future.Future[re
 	c.tell(j, Missed, a.n == 0, false)
 	// Which node is least loaded depends on everything that happens at
 	// this instant: choose in turn.
-	crisp.Then(p, c.turns.next(turnKey{j.seq, a.n, phaseRetry}), func(p *crisp.Proc, c *controller, _ struct{}, _ error) (done, error) {
+	crisp.Then(p, c.turns.next(turnKey{j.seq, a.n, phaseRetry}), func(p *crisp.Proc, c *controller, _ struct{}, _ error) step {
 		a.tried = append(a.tried, a.node)
 		a.node = c.another(a.node, a.tried)
 		a.n++
 		c.attempt(p, j, a)
-		return done{}, nil
+		return step{}
 	})
 }
 
