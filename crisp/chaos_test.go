@@ -382,7 +382,9 @@ func (c *chaosRun) send(r *rand.Rand, a *chaosActor, depth int, top bool) contex
 		crisp.Tell(a, func(p *crisp.Proc, s *chaosState) { c.handle(p, s, a, m, plan, seed, depth) }, opts...)
 		return cancel
 	}
-	m.f = crisp.CallNext(a, func(p *crisp.Proc, s *chaosState) crisp.Next[*chaosState, int] { return c.handle(p, s, a, m, plan, seed, depth) }, opts...)
+	m.f = crisp.CallNext(a, func(p *crisp.Proc, s *chaosState) crisp.Next[*chaosState, int] {
+		return c.handle(p, s, a, m, plan, seed, depth)
+	}, opts...)
 	if !plumb.OnResolve(m.f, func() { m.resolved.Add(1) }) {
 		m.resolved.Add(1)
 	}

@@ -493,7 +493,9 @@ func TestThen(t *testing.T) {
 		boom := errors.New("b failed")
 		_, err := crisp.CallNext(a, func(p *crisp.Proc, _ *state) crisp.Next[*state, int] {
 			return crisp.Then(p, crisp.Call(b, func(*crisp.Proc, *state) (int, error) { return 0, boom }),
-				func(_ *crisp.Proc, _ *state, v int, err error) crisp.Next[*state, int] { return crisp.Return[*state](v, err) })
+				func(_ *crisp.Proc, _ *state, v int, err error) crisp.Next[*state, int] {
+					return crisp.Return[*state](v, err)
+				})
 		}).Get()
 		assert.ErrorIs(t, err, boom)
 		_, err = crisp.CallNext(a, func(p *crisp.Proc, _ *state) crisp.Next[*state, int] {

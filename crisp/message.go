@@ -151,7 +151,7 @@ func (c *call[S, T]) run(p *Proc) {
 	// The handler is done: a caller woken by the result may send at once,
 	// and must find the actor free rather than busy.
 	p.a.flags.And(^uint32(fHandling))
-c.pr.Resolve(v, err)
+	c.pr.Resolve(v, err)
 }
 
 func (c *call[S, T]) deliver(v any, err error) {
