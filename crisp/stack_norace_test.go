@@ -1,0 +1,5 @@
+//go:build !race
+
+package crisp
+
+const raceEnabled = false

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package gid_test
+
+func threadID() int { return -1 }
