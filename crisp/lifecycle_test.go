@@ -55,6 +55,87 @@ func TestAPanicInATellIsLogged(t *testing.T) {
 	assert.Contains(t, out, "lost otherwise")
 }
 
+// recorder is a slog.Handler that keeps each record with the context it
+// was logged with.
+type recorder struct {
+	mu   sync.Mutex
+	recs []loggedRecord
+}
+
+type loggedRecord struct {
+	ctx   context.Context
+	msg   string
+	level slog.Level
+	attrs map[string]slog.Value
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *recorder) WithGroup(string) slog.Handler            { return r }
+func (r *recorder) Handle(ctx context.Context, rec slog.Record) error {
+	lr := loggedRecord{ctx: ctx, msg: rec.Message, level: rec.Level, attrs: map[string]slog.Value{}}
+	rec.Attrs(func(a slog.Attr) bool { lr.attrs[a.Key] = a.Value; return true })
+	r.mu.Lock()
+	r.recs = append(r.recs, lr)
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *recorder) find(msg string) (loggedRecord, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, lr := range r.recs {
+		if lr.msg == msg {
+			return lr, true
+		}
+	}
+	return loggedRecord{}, false
+}
+
+type requestID struct{}
+
+// Records about a message carry the context it was sent with and
+// structured attributes, with no prefix in the message.
+func TestLogsCarryTheMessagesContextAndAttributes(t *testing.T) {
+	rec := new(recorder)
+	sys, mock := newSystem(t, crisp.WithLogger(slog.New(rec)))
+	a := crisp.Spawn(sys, &state{}, crisp.WithName("worker"), crisp.WithMissHook(func(*deadline.MissedError) { panic("hook") }))
+	ctx := context.WithValue(context.Background(), requestID{}, "r-17")
+
+	crisp.Tell(a, func(*crisp.Proc, *state) { panic("lost otherwise") },
+		crisp.MessageName("fire"), crisp.Context(ctx), crisp.Within(time.Minute))
+	waitIdle(t, sys)
+	lr, ok := rec.find("handler panicked")
+	require.True(t, ok, "the panic is logged")
+	assert.Equal(t, slog.LevelError, lr.level)
+	assert.Equal(t, "r-17", lr.ctx.Value(requestID{}), "logged with the message's context")
+	assert.Equal(t, "worker", lr.attrs["actor"].String())
+	assert.Equal(t, "fire", lr.attrs["message"].String())
+	assert.Equal(t, mock.Now().Add(time.Minute), lr.attrs["deadline"].Time())
+	assert.Equal(t, "lost otherwise", lr.attrs["panic"].Any())
+
+	g := newGate()
+	crisp.Tell(a, func(*crisp.Proc, *state) { close(g.started); <-g.release })
+	<-g.started
+	crisp.Tell(a, func(*crisp.Proc, *state) {}, crisp.MessageName("late"), crisp.Context(ctx), crisp.Within(time.Second))
+	mock.Add(1500 * time.Millisecond) // the watchdog or, once the gate opens, the runner reports it
+	g.open()
+	waitIdle(t, sys)
+	lr, ok = rec.find("deadline missed")
+	require.True(t, ok, "the miss is logged")
+	assert.Equal(t, slog.LevelDebug, lr.level)
+	assert.Equal(t, "r-17", lr.ctx.Value(requestID{}))
+	assert.Equal(t, "late", lr.attrs["message"].String())
+	assert.Equal(t, lr.attrs["detected"].Time().Sub(lr.attrs["deadline"].Time()), lr.attrs["lateness"].Duration())
+	assert.False(t, lr.attrs["deadline"].Time().IsZero())
+	lr, _ = rec.find("miss hook panicked")
+	assert.Equal(t, "r-17", lr.ctx.Value(requestID{}))
+	assert.Equal(t, "hook", lr.attrs["panic"].Any())
+	for _, lr := range rec.recs {
+		assert.NotContains(t, lr.msg, "crisp:", "no prefix inside the message")
+	}
+}
+
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -101,12 +101,36 @@ func (a *core) report(j job, err error) {
 	}
 	// A Tell has no future: a panic or a policy failure would otherwise
 	// go unseen.
+	m := j.hdr()
 	switch e := err.(type) {
 	case *PanicError:
-		a.sys.log.Error("crisp: handler panicked", "actor", a.displayName(), "message", j.hdr().name(j), "panic", e.Value, "stack", string(e.Stack))
+		a.sys.log.LogAttrs(m.logContext(), slog.LevelError, "handler panicked",
+			slog.String("actor", a.displayName()), slog.String("message", m.name(j)), m.deadlineAttr(),
+			slog.Any("panic", e.Value), slog.String("stack", string(e.Stack)))
 	case *PolicyError:
-		a.sys.log.Error("crisp: policy panicked", "actor", a.displayName(), "message", j.hdr().name(j), "panic", e.Value, "stack", string(e.Stack))
+		a.sys.log.LogAttrs(m.logContext(), slog.LevelError, "policy panicked while ordering the message",
+			slog.String("actor", a.displayName()), slog.String("message", m.name(j)), m.deadlineAttr(),
+			slog.Any("panic", e.Value), slog.String("stack", string(e.Stack)))
 	}
+}
+
+// logContext is the context to log about m with: the one it was sent
+// with, so that a handler of the logger sees its values (a trace, a
+// request id).
+func (m *message) logContext() context.Context {
+	if m.ext != nil && m.ext.ctx != nil {
+		return m.ext.ctx
+	}
+	return context.Background()
+}
+
+// deadlineAttr is m's start deadline as a log attribute; empty (dropped
+// by slog) for a message without one.
+func (m *message) deadlineAttr() slog.Attr {
+	if m.item.Deadline.IsZero() {
+		return slog.Attr{}
+	}
+	return slog.Time("deadline", m.item.Deadline)
 }
 
 // miss fails m, which could not start by its deadline, and tells the
@@ -121,18 +145,23 @@ func (a *core) miss(m *message, now time.Time) {
 	}
 	m.ext.releaseCtx()
 	j.fail(err)
-	if a.sys.log.Enabled(context.Background(), slog.LevelDebug) {
-		a.sys.log.Debug("crisp: deadline missed", "err", err)
+	if ctx := m.logContext(); a.sys.log.Enabled(ctx, slog.LevelDebug) {
+		a.sys.log.LogAttrs(ctx, slog.LevelDebug, "deadline missed",
+			slog.String("actor", err.Actor), slog.String("message", err.Message),
+			slog.Time("deadline", err.Deadline), slog.Time("detected", err.Detected),
+			slog.Duration("lateness", err.Lateness()))
 	}
 	if a.cfg.onMiss != nil {
-		a.callMissHook(err)
+		a.callMissHook(m, err)
 	}
 }
 
-func (a *core) callMissHook(err *deadline.MissedError) {
+func (a *core) callMissHook(m *message, err *deadline.MissedError) {
 	defer func() {
 		if r := recover(); r != nil {
-			a.sys.log.Error("crisp: miss hook panicked", "actor", a.displayName(), "panic", r)
+			a.sys.log.LogAttrs(m.logContext(), slog.LevelError, "miss hook panicked",
+				slog.String("actor", err.Actor), slog.String("message", err.Message),
+				slog.Time("deadline", err.Deadline), slog.Any("panic", r))
 		}
 	}()
 	a.cfg.onMiss(err)
@@ -268,7 +297,8 @@ func (a *core) newQueue() policy.Queue {
 //go:noinline
 func (a *core) noQueue(perr *PolicyError) {
 	a.flags.Or(fFIFO | fNoReuse)
-	a.sys.log.Error("crisp: policy gave no queue; taking work in arrival order", "actor", a.displayName(), "fault", faultValue(perr))
+	a.sys.log.LogAttrs(context.Background(), slog.LevelError, "policy gave no queue; taking work in arrival order",
+		slog.String("actor", a.displayName()), slog.Any("fault", faultValue(perr)))
 }
 
 // faultValue makes a nil *PolicyError a nil any, for logging.
@@ -522,9 +552,11 @@ func (a *core) popped(it *policy.Item, n int, perr *PolicyError) (*message, job,
 func (a *core) queueFault(fault any, again bool) {
 	if again && a.flags.Load()&fFIFO == 0 {
 		a.flags.Or(fFIFO)
-		a.sys.log.Error("crisp: policy queue misbehaved again after a rebuild; taking work in arrival order from now on", "actor", a.displayName(), "fault", fault)
+		a.sys.log.LogAttrs(context.Background(), slog.LevelError, "policy queue misbehaved again after a rebuild; taking work in arrival order from now on",
+			slog.String("actor", a.displayName()), slog.Any("fault", fault))
 	} else {
-		a.sys.log.Error("crisp: policy queue misbehaved; rebuilding it", "actor", a.displayName(), "fault", fault)
+		a.sys.log.LogAttrs(context.Background(), slog.LevelError, "policy queue misbehaved; rebuilding it",
+			slog.String("actor", a.displayName()), slog.Any("fault", fault))
 	}
 	a.rebuild()
 }

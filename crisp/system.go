@@ -89,9 +89,27 @@ func WithClock(clk clock.Clock) Option {
 	}}
 }
 
-// WithLogger sets where the system reports what no caller can be told: a
-// panic in a handler sent with Tell, a panicking miss hook. Missed
-// deadlines are logged at debug level. The default is slog.Default().
+// WithLogger sets where the system reports what no caller can be told.
+// The default is slog.Default(). Records carry the context the message
+// was sent with (Context), so a handler of the logger sees its values,
+// and these attributes: actor, message (its name), deadline (its start
+// deadline, when it has one) and, per record:
+//
+//   - "handler panicked", Error: a Tell's handler panicked (a Call's
+//     caller gets a *PanicError instead); panic, stack.
+//   - "policy panicked while ordering the message", Error: the same for
+//     a *PolicyError; panic, stack.
+//   - "deadline missed", Debug: every missed message, Call or Tell;
+//     detected, lateness.
+//   - "miss hook panicked", Error: the actor's WithMissHook function
+//     panicked; panic.
+//   - "policy gave no queue; taking work in arrival order", "policy
+//     queue misbehaved; rebuilding it" and "policy queue misbehaved
+//     again after a rebuild; taking work in arrival order from now on",
+//     Error: a broken policy (actor and fault only).
+//
+// Messages carry no "crisp:" prefix; to mark crisp's records, pass a
+// logger made with With, such as slog.Default().With("lib", "crisp").
 func WithLogger(l *slog.Logger) Option {
 	return Option{func(s *System) {
 		if l != nil {
