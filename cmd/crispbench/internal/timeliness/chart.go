@@ -1,6 +1,7 @@
 package timeliness
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -166,6 +167,9 @@ func (r *LagResult) Chart(w io.Writer) error {
 	var legend []legendEntry
 	for _, pending := range r.Config.Pending {
 		names, series := lagBars(r, pending)
+		if len(names) == 0 {
+			continue // every cell skipped (busy loads on many actors)
+		}
 		lowest, highest := math.Inf(1), 0.0
 		for _, s := range series {
 			for _, v := range s {
@@ -209,6 +213,9 @@ func (r *LagResult) Chart(w io.Writer) error {
 		p.Y.Min, p.Y.Max = 0, math.Max(1, math.Ceil(math.Log10(highest)-floor))
 		p.Y.Tick.Marker = decadeTicks{floor}
 		row = append(row, p)
+	}
+	if len(row) == 0 {
+		return errors.New("timeliness: no lag cells to chart")
 	}
 	return writeTilesLegend(w, [][]*plot.Plot{row}, 11*vg.Centimeter, 10*vg.Centimeter, legend)
 }
@@ -255,35 +262,51 @@ type legendEntry struct {
 	thumb plot.Thumbnailer
 }
 
-// writeTilesLegend is writeTiles with one legend, in a row under the
-// tiles, for plots that all show the same series.
+// writeTilesLegend is writeTiles with one legend under the tiles, for
+// plots that all show the same series: its entries side by side, in as
+// many centred rows as the width needs.
 func writeTilesLegend(w io.Writer, plots [][]*plot.Plot, tileW, tileH vg.Length, legend []legendEntry) error {
 	rows, cols := len(plots), len(plots[0])
-	stripH := vg.Centimeter
-	img := vgsvg.New(tileW*vg.Length(cols), tileH*vg.Length(rows)+stripH)
-	dc := draw.New(img)
-	drawTiles(draw.Crop(dc, 0, 0, stripH, 0), plots)
+	width := tileW * vg.Length(cols)
+	gap, rowH := vg.Millimeter*6, vg.Millimeter*7
 
-	// Each entry is a legend of its own, laid side by side and centred.
-	gap := vg.Centimeter
+	// Each entry is a legend of its own; lines holds the entries' indices
+	// per row of the strip.
 	ls := make([]plot.Legend, len(legend))
 	widths := make([]vg.Length, len(legend))
-	var total vg.Length
+	var lines [][]int
+	var used vg.Length
 	for i, e := range legend {
 		ls[i] = plot.NewLegend()
 		ls[i].Left, ls[i].Top = true, true
 		ls[i].Add(e.name, e.thumb)
-		r := ls[i].Rectangle(dc)
-		widths[i] = r.Max.X - r.Min.X + ls[i].TextStyle.Rectangle(" ").Max.X
-		total += widths[i]
+		// A quarter more than the text measures: a viewer without the
+		// SVG's font (Liberation) draws a wider one in its place.
+		widths[i] = ls[i].ThumbnailWidth + ls[i].TextStyle.Width(" "+e.name)*5/4
+		if len(lines) == 0 || used+gap+widths[i] > width {
+			lines, used = append(lines, nil), -gap
+		}
+		lines[len(lines)-1] = append(lines[len(lines)-1], i)
+		used += gap + widths[i]
 	}
-	total += gap * vg.Length(max(len(legend)-1, 0))
-	x := dc.Min.X + (dc.Max.X-dc.Min.X-total)/2
-	for i := range ls {
-		c := dc
-		c.Rectangle = vg.Rectangle{Min: vg.Point{X: x, Y: dc.Min.Y}, Max: vg.Point{X: x + widths[i], Y: dc.Min.Y + stripH*2/3}}
-		ls[i].Draw(c)
-		x += widths[i] + gap
+	stripH := rowH*vg.Length(len(lines)) + vg.Millimeter*3
+
+	img := vgsvg.New(width, tileH*vg.Length(rows)+stripH)
+	dc := draw.New(img)
+	drawTiles(draw.Crop(dc, 0, 0, stripH, 0), plots)
+	for j, line := range lines {
+		total := -gap
+		for _, i := range line {
+			total += gap + widths[i]
+		}
+		x := dc.Min.X + (width-total)/2
+		top := dc.Min.Y + stripH - vg.Length(j)*rowH
+		for _, i := range line {
+			c := dc
+			c.Rectangle = vg.Rectangle{Min: vg.Point{X: x, Y: top - rowH}, Max: vg.Point{X: x + widths[i], Y: top}}
+			ls[i].Draw(c)
+			x += widths[i] + gap
+		}
 	}
 	_, err := img.WriteTo(w)
 	return err
