@@ -85,4 +85,8 @@ require (
 	golang.org/x/tools v0.42.0 // indirect
 )
 
+// bench is never released, so no go install reads this replace. It is
+// not in go.work because a workspace has one build list: the peers would
+// raise crispbench's dependencies (golang.org/x/text v0.28.0 to v0.34.0,
+// among others) and go.work's go version to 1.26. See docs/releasing.md.
 replace github.com/crisprt/crisp => ../
