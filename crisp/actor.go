@@ -282,9 +282,7 @@ func (a *core) stop() {
 		a.setLive(false)
 		a.sys.leave(a)
 	}
-	failed := a.takeFailed()
-	a.mu.Unlock()
-	a.failAll(failed)
+	a.unlock()
 	a.failStrays(stray)
 }
 

@@ -307,7 +307,7 @@ func (p *Proc) park(arm func(epoch uint32)) {
 //
 //go:noinline
 func (p *Proc) suspend(arm func(epoch uint32)) {
-	a, m := p.a, p.m
+	a := p.a
 	a.flags.And(^uint32(fHandling))
 	a.mu.Lock()
 	if a.coop != nil && len(a.coop.conds) > 0 {
@@ -317,37 +317,9 @@ func (p *Proc) suspend(arm func(epoch uint32)) {
 		a.mu.Lock()
 	}
 	if a.stopped() {
-		// The actor stopped while this handler ran: the process ends
-		// here, as a suspended one would. It gives the actor up first
-		// (release ends its runner's busy count), and stays busy itself,
-		// like an aborted process, until abandon has failed its message.
-		p.extra().stopErr = ErrStopped
-		a.sys.busy.Add(1)
-		a.release()
-		a.mu.Unlock()
-		runtime.Goexit()
+		p.endStopped()
 	}
-	if m.ext == nil {
-		m.ext = &msgExt{}
-	}
-	m.ext.proc = p
-	if p.wake == nil {
-		p.wake = make(chan struct{}, 1)
-	}
-	p.epoch++
-	epoch := p.epoch
-	a.link(m)
-	if arm == nil {
-		m.state.Store(stReady)
-		m.item.Resumed = true
-		a.enqueue(m)
-	} else {
-		m.state.Store(stSuspended)
-	}
-	if p.x != nil && p.x.cond != nil {
-		x := a.more()
-		x.conds = append(x.conds, m)
-	}
+	epoch := p.register(arm == nil)
 	if arm != nil {
 		// Without a.mu: arm may resume the process at once (its future
 		// is resolved already), which takes the lock; the process is then
@@ -358,9 +330,51 @@ func (p *Proc) suspend(arm func(epoch uint32)) {
 		a.mu.Lock()
 	}
 	a.passOn()
-	failed := a.takeFailed()
+	a.unlock()
+}
+
+// endStopped ends the process whose actor stopped while its handler
+// ran, as a suspended one would end. It gives the actor up first
+// (release ends its runner's busy count), and stays busy itself, like an
+// aborted process, until abandon has failed its message. Called with
+// a.mu held; it does not return.
+//
+//go:noinline
+func (p *Proc) endStopped() {
+	a := p.a
+	p.extra().stopErr = ErrStopped
+	a.sys.busy.Add(1)
+	a.release()
 	a.mu.Unlock()
-	a.failAll(failed)
+	runtime.Goexit()
+}
+
+// register records the process's suspension in its actor's list (and
+// among the conditions to check, for AwaitCond), ready at once if ready
+// (Suspend), and returns the suspension's number. Called with a.mu held.
+func (p *Proc) register(ready bool) uint32 {
+	a, m := p.a, p.m
+	if m.ext == nil {
+		m.ext = &msgExt{}
+	}
+	m.ext.proc = p
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
+	}
+	p.epoch++
+	a.link(m)
+	if ready {
+		m.state.Store(stReady)
+		m.item.Resumed = true
+		a.enqueue(m)
+	} else {
+		m.state.Store(stSuspended)
+	}
+	if p.x != nil && p.x.cond != nil {
+		x := a.more()
+		x.conds = append(x.conds, m)
+	}
+	return p.epoch
 }
 
 // resumed runs when park's goroutine is woken: it holds the actor again,
@@ -419,9 +433,7 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 		return
 	}
 	a.enqueue(m)
-	failed := a.takeFailed()
-	a.mu.Unlock()
-	a.failAll(failed)
+	a.unlock()
 	switch {
 	case a.stopped():
 	case a.grp != nil: // a continuation on a group: a group runner takes it

@@ -471,9 +471,7 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 		if a.stopped() {
 			a.leaveGroup()
 			g.dropRunner(p)
-			failed := a.takeFailed()
-			a.mu.Unlock()
-			a.failAll(failed)
+			a.unlock()
 			return nil, nil
 		}
 		var (
@@ -485,12 +483,7 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 			m, j, _ = a.take()
 			a.watchQueued()
 		}
-		if a.failed != nil {
-			failed := a.takeFailed()
-			a.mu.Unlock()
-			a.failAll(failed)
-			a.mu.Lock()
-		}
+		a.deliverFailed()
 		switch {
 		case m == nil && grace > 0 && g.runners.Load() <= g.n.Load():
 			a.mu.Unlock()

@@ -49,12 +49,24 @@ type failures []failure
 
 var failurePool = sync.Pool{New: func() any { return new(failures) }}
 
-// takeFailed hands over the failures gathered under the lock, for
-// failAll. Called with a.mu held.
-func (a *core) takeFailed() *failures {
-	f := a.failed
+// unlock releases a.mu, then delivers the outcomes recorded while it
+// was held (see addFailure): futures are resolved and hooks called
+// outside the lock.
+func (a *core) unlock() {
+	failed := a.failed
 	a.failed = nil
-	return f
+	a.mu.Unlock()
+	a.failAll(failed)
+}
+
+// deliverFailed delivers the outcomes recorded so far, releasing a.mu
+// meanwhile, if there are any. Called with a.mu held; it holds it again
+// on return.
+func (a *core) deliverFailed() {
+	if a.failed != nil {
+		a.unlock()
+		a.mu.Lock()
+	}
 }
 
 // addFailure records f for delivery after unlocking. Called with a.mu
@@ -66,7 +78,7 @@ func (a *core) addFailure(f failure) {
 	*a.failed = append(*a.failed, f)
 }
 
-// failAll delivers fs, taken from takeFailed (nil if there were none),
+// failAll delivers fs, taken from a.failed (nil if there were none),
 // and gives the list back to the pool. Called without a.mu.
 func (a *core) failAll(fs *failures) {
 	if fs == nil {

@@ -189,14 +189,7 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 	grace := runnerGrace
 	for {
 		if a.stopped() {
-			if first != nil {
-				a.addFailure(failure{m: first, err: ErrStopped})
-				first = nil
-			}
-			a.release()
-			failed := a.takeFailed()
-			a.mu.Unlock()
-			a.failAll(failed)
+			a.quit(first)
 			return nil, nil
 		}
 		if a.coop != nil && a.coop.dirty && len(a.coop.conds) > 0 {
@@ -205,27 +198,9 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 			a.mu.Lock()
 			continue
 		}
-		var (
-			m      *message
-			j      job
-			resume bool
-		)
-		if first != nil {
-			m, j, first = first, jobOf(&first.item), nil
-		} else {
-			m, j, resume = a.next()
-		}
-		if m != nil && !resume {
-			// Deadlines still queued behind m are the watchdog's to
-			// report once m runs.
-			a.watchQueued()
-		}
-		if a.failed != nil {
-			failed := a.takeFailed()
-			a.mu.Unlock()
-			a.failAll(failed)
-			a.mu.Lock()
-		}
+		m, j, resume := a.pick(first)
+		first = nil
+		a.deliverFailed()
 		switch {
 		case m == nil && grace > 0:
 			a.mu.Unlock()
@@ -253,6 +228,33 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 			return m, j
 		}
 	}
+}
+
+// quit ends the runner of a stopped actor; first, a message taken for
+// it, fails with ErrStopped. Called with a.mu held; returns without it.
+func (a *core) quit(first *message) {
+	if first != nil {
+		a.addFailure(failure{m: first, err: ErrStopped})
+	}
+	a.release()
+	a.unlock()
+}
+
+// pick takes the next work: first if the runner was started with it,
+// else what the policy puts next, which may be a resumed process. Called
+// with a.mu held.
+func (a *core) pick(first *message) (m *message, j job, resume bool) {
+	if first != nil {
+		m, j = first, jobOf(&first.item)
+	} else {
+		m, j, resume = a.next()
+	}
+	if m != nil && !resume {
+		// Deadlines still queued behind m are the watchdog's to report
+		// once m runs.
+		a.watchQueued()
+	}
+	return m, j, resume
 }
 
 // standBy parks the calling runner, which holds no actor, as a's spare,
@@ -327,9 +329,7 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 func (a *core) giveKeysBack(m *message) {
 	a.mu.Lock()
 	a.releaseKeys(m)
-	failed := a.takeFailed()
-	a.mu.Unlock()
-	a.failAll(failed)
+	a.unlock()
 }
 
 // late reports, and handles, a message taken at or after its deadline:
@@ -367,9 +367,7 @@ func (a *core) queueArrivals() {
 	a.mu.Lock()
 	a.drain()
 	a.watchQueued()
-	failed := a.takeFailed()
-	a.mu.Unlock()
-	a.failAll(failed)
+	a.unlock()
 }
 
 // invoke runs j's handler, turning a panic into j's *PanicError. A

@@ -155,91 +155,15 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 
 // send applies opts to m and queues it on a, or fails it at once.
 func (a *core) send(m *message, j job, opts []SendOption) {
-	s := a.sys
-	var (
-		dl      time.Time
-		now     time.Time
-		haveNow bool
-		ctx     context.Context
-		cost    time.Duration
-	)
-	for i := range opts {
-		o := &opts[i]
-		switch o.kind {
-		case optWithin:
-			if !haveNow {
-				now, haveNow = s.now(), true
-			}
-			dl = deadline.Earliest(dl, now.Add(time.Duration(o.n)))
-		case optBy:
-			dl = deadline.Earliest(dl, o.t)
-		case optContext:
-			ctx, _ = o.v.(context.Context)
-		case optPriority:
-			m.item.Priority = int(o.n)
-		case optTag:
-			m.item.Tag = o.v
-		case optName:
-			m.item.Name = o.s
-		case optKey:
-			if m.ext == nil || m.ext.keys == nil {
-				m.setKeys(opts) // all keys at once, on the first
-			}
-		case optCost:
-			cost = time.Duration(o.n)
-		}
-	}
 	setJob(&m.item, j)
-	if ctx != nil {
-		if err := ctx.Err(); err != nil {
-			m.state.Store(stCancelled)
-			j.fail(err)
-			return
-		}
-		if cd, ok := ctx.Deadline(); ok {
-			dl = deadline.Earliest(dl, cd)
-		}
-	}
-	if cost > 0 && !dl.IsZero() {
-		dl = dl.Add(-cost)
-	}
-	m.item.Deadline = dl
-	if !dl.IsZero() {
-		if !haveNow {
-			now = s.now()
-		}
-		if !now.Before(dl) {
-			m.state.Store(stMissed)
-			a.miss(m, now)
-			return
-		}
-	}
-	if ctx != nil {
-		if m.ext == nil {
-			m.ext = &msgExt{}
-		}
-		m.ext.ctx = ctx // beside any keys setKeys recorded
-		if ctx.Done() != nil {
-			m.ext.stop = context.AfterFunc(ctx, func() { a.cancel(m) })
-		}
+	var o sendOpts
+	o.read(a.sys, m, opts)
+	if !a.admit(m, j, &o) {
+		return // failed at once
 	}
 	// m.state is stQueued (the zero value) from here: a context that ends
 	// now cancels it, and the intake's drain skips it.
-	if a.stopped() {
-		if m.state.CompareAndSwap(stQueued, stStopped) {
-			a.fail(j, ErrStopped)
-		}
-		return
-	}
-	for {
-		h := a.intake.Load()
-		m.next = h
-		if a.intake.CompareAndSwap(h, m) {
-			break
-		}
-	}
-	if a.stopped() { // stopped meanwhile: nobody will drain the intake
-		a.failStrays(a.intake.Swap(nil))
+	if !a.intakePush(m) {
 		return
 	}
 	if a.grp != nil {
@@ -253,17 +177,131 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		// rather than leave it to the runner or, worse, to the watchdog,
 		// which would have to sort a backlog before failing what is due.
 		a.drain()
-		if !dl.IsZero() {
+		if !o.dl.IsZero() {
 			a.watchQueued()
 		}
-		failed := a.takeFailed()
-		a.mu.Unlock()
-		a.failAll(failed)
+		a.unlock()
 		return
 	}
-	if !dl.IsZero() {
-		a.needWatch(dl, now)
+	if !o.dl.IsZero() {
+		a.needWatch(o.dl, o.now)
 	}
+}
+
+// sendOpts is what a message's options say beyond the fields of its
+// item, which read sets directly.
+type sendOpts struct {
+	dl      time.Time // the earliest deadline given; zero if none
+	now     time.Time // the clock's reading, if haveNow
+	haveNow bool
+	ctx     context.Context
+	cost    time.Duration
+}
+
+// read applies opts to m's item and gathers the rest in o.
+func (o *sendOpts) read(s *System, m *message, opts []SendOption) {
+	for i := range opts {
+		opt := &opts[i]
+		switch opt.kind {
+		case optWithin:
+			if !o.haveNow {
+				o.now, o.haveNow = s.now(), true
+			}
+			o.dl = deadline.Earliest(o.dl, o.now.Add(time.Duration(opt.n)))
+		case optBy:
+			o.dl = deadline.Earliest(o.dl, opt.t)
+		case optContext:
+			o.ctx, _ = opt.v.(context.Context)
+		case optPriority:
+			m.item.Priority = int(opt.n)
+		case optTag:
+			m.item.Tag = opt.v
+		case optName:
+			m.item.Name = opt.s
+		case optKey:
+			if m.ext == nil || m.ext.keys == nil {
+				m.setKeys(opts) // all keys at once, on the first
+			}
+		case optCost:
+			o.cost = time.Duration(opt.n)
+		}
+	}
+}
+
+// admit sets m's start deadline and context, or fails m at once: its
+// context has ended, its deadline has passed, or a has stopped. It
+// reports whether m may be queued.
+func (a *core) admit(m *message, j job, o *sendOpts) bool {
+	if o.ctx != nil && !o.mergeContext() {
+		m.state.Store(stCancelled)
+		j.fail(o.ctx.Err())
+		return false
+	}
+	if o.cost > 0 && !o.dl.IsZero() {
+		o.dl = o.dl.Add(-o.cost)
+	}
+	m.item.Deadline = o.dl
+	if !o.dl.IsZero() {
+		if !o.haveNow {
+			o.now, o.haveNow = a.sys.now(), true
+		}
+		if !o.now.Before(o.dl) {
+			m.state.Store(stMissed)
+			a.miss(m, o.now)
+			return false
+		}
+	}
+	if o.ctx != nil {
+		a.watchContext(m, o.ctx)
+	}
+	if a.stopped() {
+		if m.state.CompareAndSwap(stQueued, stStopped) {
+			a.fail(j, ErrStopped)
+		}
+		return false
+	}
+	return true
+}
+
+// mergeContext makes the context's deadline bound o's. It reports false
+// if the context has already ended.
+func (o *sendOpts) mergeContext() bool {
+	if o.ctx.Err() != nil {
+		return false
+	}
+	if cd, ok := o.ctx.Deadline(); ok {
+		o.dl = deadline.Earliest(o.dl, cd)
+	}
+	return true
+}
+
+// watchContext ties m to ctx: m is cancelled if ctx ends before it
+// starts.
+func (a *core) watchContext(m *message, ctx context.Context) {
+	if m.ext == nil {
+		m.ext = &msgExt{}
+	}
+	m.ext.ctx = ctx // beside any keys setKeys recorded
+	if ctx.Done() != nil {
+		m.ext.stop = context.AfterFunc(ctx, func() { a.cancel(m) })
+	}
+}
+
+// intakePush puts m on a's intake. It reports false if a stopped meanwhile:
+// nobody will drain the intake, so push has failed what it held.
+func (a *core) intakePush(m *message) bool {
+	for {
+		h := a.intake.Load()
+		m.next = h
+		if a.intake.CompareAndSwap(h, m) {
+			break
+		}
+	}
+	if a.stopped() {
+		a.failStrays(a.intake.Swap(nil))
+		return false
+	}
+	return true
 }
 
 // cancel drops m because its context ended before it started. It runs
@@ -278,9 +316,7 @@ func (a *core) cancel(m *message) {
 	a.mu.Lock()
 	a.unqueue(m)
 	ready := a.unblocked()
-	failed := a.takeFailed()
-	a.mu.Unlock()
-	a.failAll(failed)
+	a.unlock()
 	if ready {
 		a.startAny()
 	}

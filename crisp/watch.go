@@ -124,9 +124,7 @@ func (a *core) expire(now time.Time) {
 		a.watchQueued()
 	}
 	ready := a.unblocked()
-	failed := a.takeFailed()
-	a.mu.Unlock()
-	a.failAll(failed)
+	a.unlock()
 	if ready {
 		a.startAny()
 	}
