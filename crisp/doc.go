@@ -1,16 +1,16 @@
 // Package crisp runs actors whose messages carry start deadlines.
 //
-// An actor (Spawn) owns a state value and runs the handlers sent to it,
-// one at a time, in the order its policy chooses: earliest deadline
-// first unless WithPolicy says otherwise. Call sends a handler and
-// returns a future of its result; Tell sends one without a future. A
-// message may carry an absolute start deadline (Within, By, or a
-// context's deadline). A message that has not started when the clock
-// reaches its deadline never runs: its future fails with a
-// *deadline.MissedError, at the deadline, even if the actor is busy with
-// a long handler at the time. Every future resolves exactly once: with
-// the handler's results, a missed deadline, a *PanicError, a
-// *PolicyError, ErrStopped, or the context's error.
+// An actor ([Spawn]) owns a state value and runs the handlers sent to
+// it, one at a time, in the order its policy chooses: earliest deadline
+// first unless [WithPolicy] says otherwise. [Call] sends a handler and
+// returns a [future.Future] of its result; [Tell] sends one without a
+// future. A message may carry an absolute start deadline ([Within],
+// [By], or a context's deadline through [Context]). A message that has
+// not started when the clock reaches its deadline never runs: its future
+// fails with a [*deadline.MissedError], at the deadline, even if the
+// actor is busy with a long handler at the time. Every future resolves
+// exactly once: with the handler's results, a missed deadline, a
+// [*PanicError], a [*PolicyError], [ErrStopped], or the context's error.
 //
 //	sys := crisp.NewSystem()
 //	defer sys.Shutdown(context.Background())
@@ -21,9 +21,31 @@
 //	}, crisp.Within(50*time.Millisecond))
 //	balance, err := f.GetWithin(100 * time.Millisecond)
 //
+// # Waiting inside a handler
+//
+// A handler may wait for a future without holding its actor, which
+// serves its other ready work meanwhile: [Await] keeps the handler's
+// goroutine and stack, so it works at any depth of calls;
+// [Proc.AwaitCond] waits for a condition on the actor's state, and
+// [Proc.Suspend] lets the policy run more urgent work first. A handler
+// sent with [CallNext] returns a [Next] instead: a result now ([Return])
+// or a continuation ([Then]) that runs on the actor once a future
+// resolves, with no goroutine parked meanwhile. Either way the waiting
+// work resumes in its message's place in the policy's order, and having
+// started it can no longer miss its deadline.
+//
+// # Groups
+//
+// [SpawnGroup] makes a [Group]: one queue served by several workers,
+// each with a state of its own, running messages in parallel. [Key]
+// names the data a message touches: messages sharing a key never overlap
+// and start in the order they were sent. [Call] and [Tell] send to an
+// [Actor] or a [Group] alike (each is a [Ref]).
+//
 // # Goroutines
 //
-// A System owns every goroutine it starts and ends them in Shutdown: one
+// A [System] owns every goroutine it starts and ends them in
+// [System.Shutdown]: one
 // watchdog goroutine for the whole system, and for each actor with work
 // one runner goroutine, started when work arrives and ending a few
 // scheduler yields after none is left. An idle actor holds no goroutine,
@@ -33,13 +55,20 @@
 // state freely, without locks.
 //
 // All functions and methods are safe for concurrent use, except that a
-// Proc belongs to the handler it was passed to.
+// [Proc] belongs to the handler it was passed to.
+//
+// Handlers are closures: they capture variables of the code that sends
+// them and run on the actor's goroutine, so they cannot be sent to
+// another process. Actors serve one process; work from elsewhere comes
+// in through a transport of the user's choosing, its deadline passed on
+// with [By] or [Context].
 //
 // # Time
 //
 // Every time the runtime reads goes through the system's clock
-// (WithClock; the real clock by default). Tests pass a *clock.Mock and
-// advance it only while the system is idle (Add, then WaitIdle), or run
+// ([WithClock]; the real clock by default). Tests pass a *clock.Mock and
+// advance it only while the system is idle (Add, then
+// [System.WaitIdle]), or run
 // the whole system inside a testing/synctest bubble, where the real clock
 // is virtual. Either way deadlines fire at exactly their instant.
 //

@@ -6,15 +6,18 @@
 // deadline, so that earliest-deadline-first puts undeadlined work last.
 // A deadline d is missed at instant now iff d is set and now >= d: a
 // message whose deadline equals the current time has already missed it.
+// A caller is told of a miss by a [*MissedError], which matches
+// [ErrMissed] and context.DeadlineExceeded with errors.Is.
 //
 // Everything here is a pure function or an immutable error value, safe
 // for use from any goroutine. Comparisons cost a few nanoseconds and never
 // allocate.
 //
-//	err := fut.Get()
+//	_, err := fut.Get()
 //	var miss *deadline.MissedError
 //	if errors.As(err, &miss) {
-//		log.Printf("%s started too late by %v", miss.Message, miss.Lateness())
+//		log.Printf("%s on %s never ran: missed its deadline, noticed %v after it",
+//			miss.Message, miss.Actor, miss.Lateness())
 //	}
 package deadline
 

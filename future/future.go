@@ -1,19 +1,40 @@
-// Package future provides Future[T], a result that arrives later and is
-// set exactly once, and Promise[T], the side that sets it.
+// Package future provides [Future], a result that arrives later and is
+// set exactly once, and [Promise], the side that sets it.
 //
 // A Future is resolved once with a value and an error; every read after
-// that returns the same pair. Get blocks; GetWithin gives up after a
-// duration measured on the future's clock (so a mock clock or a
-// testing/synctest bubble times it out exactly); GetContext gives up when
-// a context ends; Done gives a channel closed on resolution, for select.
-// Giving up never changes the future: a later Get still sees the result.
+// that returns the same pair. Giving up a wait never changes the future:
+// a later Get still sees the result. Done gives a channel closed on
+// resolution, for select.
+//
+// # Three ways to wait
+//
+// A future has three blocking reads, because callers bound their waits
+// in three different ways:
+//
+//   - [Future.Get] waits until the result is there. In crisp that wait is
+//     already bounded when the message has a deadline: a message that has
+//     not started by then is failed by the watchdog at that instant, so
+//     Get returns by the deadline or once the started handler returns.
+//   - [Future.GetContext] gives up when a context ends. It is the Go
+//     ecosystem's habit: cancellation and request-scoped deadlines reach
+//     it from whoever made the context, and a context's deadline is
+//     measured on the real clock.
+//   - [Future.GetWithin] gives up after a duration measured on the
+//     future's own clock, the clock of the system that made it. Under a
+//     *clock.Mock, a vclock or inside a testing/synctest bubble it times
+//     out at exactly that instant of virtual time, whereas a timeout from
+//     context.WithTimeout runs on the wall clock, which a mock or a
+//     vclock never moves. So code that runs on virtual time, tests and
+//     simulations above all, waits with GetWithin.
+//
+// # Goroutines and costs
 //
 // All methods are safe for concurrent use. A future owns no goroutine and
 // no timer: an unresolved future is one small struct, and waiting on it
 // allocates a channel only when the result is not there after a few
 // scheduler yields. Resolving costs two atomic operations plus waking
-// whoever waits. Futures are normally made by crisp.Call; NewPromise makes
-// one for code outside the runtime to resolve.
+// whoever waits. Futures are normally made by crisp.Call; [NewPromise]
+// makes one for code outside the runtime to resolve.
 //
 //	p := future.NewPromise[int](nil)
 //	go func() { p.Resolve(42, nil) }()

@@ -1,9 +1,13 @@
 package policy_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
+	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/policy"
 )
@@ -120,4 +124,31 @@ func ExampleHeap_Peek() {
 	h.Push(&policy.Item{Seq: 2, Name: "sooner", Deadline: noon})
 	fmt.Println(h.Peek().Name, h.Len())
 	// Output: sooner 2
+}
+
+// An actor takes a custom queue with crisp.WithPolicy. Under
+// resumedFirst (above) a batch that suspends goes on before the alarm
+// that arrived meanwhile, though the alarm is due sooner; under the
+// default EDF the alarm would run first.
+func ExamplePolicy() {
+	sys := crisp.NewSystem(crisp.WithClock(clock.NewMock()))
+	defer sys.Shutdown(context.Background())
+	a := crisp.Spawn(sys, struct{}{}, crisp.WithPolicy(policy.QueueFunc(newResumedFirst)))
+
+	started, alarmSent := make(chan struct{}), make(chan struct{})
+	crisp.Tell(a, func(p *crisp.Proc, _ struct{}) {
+		close(started)
+		<-alarmSent
+		fmt.Println("batch: part 1")
+		p.Suspend()
+		fmt.Println("batch: part 2")
+	}, crisp.Within(time.Hour))
+	<-started
+	crisp.Tell(a, func(*crisp.Proc, struct{}) { fmt.Println("alarm") }, crisp.Within(time.Second))
+	close(alarmSent)
+	sys.WaitIdle(context.Background())
+	// Output:
+	// batch: part 1
+	// batch: part 2
+	// alarm
 }

@@ -1,18 +1,20 @@
 // Package policy decides the order in which an actor takes its ready work.
 //
 // Each actor keeps its pending work (new messages and resumed
-// continuations) in a Queue made by its Policy. The runtime pushes an Item
-// when work becomes ready and pops the next item when the actor is free;
-// it removes an item when its deadline passes before it starts, when its
-// context ends, or when the actor stops. The policy sees, for each item,
+// continuations) in a [Queue] made by its [Policy]. The runtime pushes
+// an [Item] when work becomes ready and pops the next item when the
+// actor is free; it removes an item when its deadline passes before it
+// starts, when its context ends, or when the actor stops. The policy sees, for each item,
 // its deadline, arrival number, priority, tag, name, and whether it is a
 // resumed continuation.
 //
-// EDF (earliest deadline first, the default), FIFO and Priority are built
-// in. A custom policy is either one comparison function (Func) or a whole
-// Queue type (any Policy implementation; QueueFunc adapts a constructor).
-// The conformance suite in policy/policytest checks a custom policy the
-// way the built-ins are checked.
+// [EDF] (earliest deadline first, the default), [FIFO] and [ByPriority]
+// are built in. A custom policy is either one comparison function
+// ([Func]) or a whole Queue type (any Policy implementation; [QueueFunc]
+// adapts a constructor, and [Heap] is a ready-made binary heap to build
+// one on). An actor takes its policy from crisp.WithPolicy. The
+// conformance suite in policy/policytest checks a custom policy the way
+// the built-ins are checked.
 //
 // A Queue is used by one actor at a time, always under that actor's lock:
 // it needs no locking of its own. The built-in queues are binary heaps:

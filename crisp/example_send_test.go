@@ -1,0 +1,108 @@
+package crisp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/crisprt/crisp/crisp"
+	"github.com/crisprt/crisp/deadline"
+)
+
+// Tell sends work with no future to wait on. Messages from one sender
+// with no deadline run in the order sent; WaitIdle waits for them all.
+func ExampleTell() {
+	sys := crisp.NewSystem()
+	defer sys.Shutdown(context.Background())
+	audit := crisp.Spawn(sys, &[]string{})
+
+	for _, event := range []string{"login", "transfer", "logout"} {
+		crisp.Tell(audit, func(_ *crisp.Proc, log *[]string) {
+			*log = append(*log, event)
+		})
+	}
+	sys.WaitIdle(context.Background())
+
+	log, _ := crisp.Call(audit, func(_ *crisp.Proc, log *[]string) ([]string, error) { return *log, nil }).Get()
+	fmt.Println(log)
+	// Output: [login transfer logout]
+}
+
+// Messages that share a key start in the order they were sent, whatever
+// their deadlines; the policy orders the others around them. Under EDF
+// alone the deposit, due first, would run before the account is opened.
+func ExampleKey() {
+	sys := crisp.NewSystem(crisp.WithClock(clock.NewMock()))
+	defer sys.Shutdown(context.Background())
+	bank := crisp.Spawn(sys, &Account{})
+
+	busy, release := make(chan struct{}), make(chan struct{})
+	crisp.Tell(bank, func(*crisp.Proc, *Account) { close(busy); <-release })
+	<-busy
+
+	say := func(what string) func(*crisp.Proc, *Account) {
+		return func(*crisp.Proc, *Account) { fmt.Println(what) }
+	}
+	crisp.Tell(bank, say("open account 7"), crisp.Key(7), crisp.Within(time.Hour))
+	crisp.Tell(bank, say("deposit to account 7"), crisp.Key(7), crisp.Within(time.Second))
+	crisp.Tell(bank, say("daily report"), crisp.Within(time.Minute))
+	close(release)
+	sys.WaitIdle(context.Background())
+	// Output:
+	// daily report
+	// open account 7
+	// deposit to account 7
+}
+
+// A message sent with a context is dropped when the context ends before
+// the message starts: the caller gave up, so the work is not done.
+func ExampleContext() {
+	sys := crisp.NewSystem()
+	defer sys.Shutdown(context.Background())
+	svc := crisp.Spawn(sys, &Account{})
+
+	busy, release := make(chan struct{}), make(chan struct{})
+	crisp.Tell(svc, func(*crisp.Proc, *Account) { close(busy); <-release })
+	<-busy
+
+	ctx, cancel := context.WithCancel(context.Background())
+	f := crisp.Call(svc, func(p *crisp.Proc, _ *Account) (string, error) {
+		return "report", p.Context().Err()
+	}, crisp.Context(ctx))
+	cancel() // the request that wanted the report is gone
+	_, err := f.Get()
+	fmt.Println(err)
+	close(release)
+	// Output: context canceled
+}
+
+// Cost turns a deadline to finish into a deadline to start: a job due
+// within 10s that takes 4s must start within 6s. When the actor is still
+// busy at 6s, the job is dropped then rather than run late.
+func ExampleCost() {
+	mock := clock.NewMock()
+	sys := crisp.NewSystem(crisp.WithClock(mock))
+	defer sys.Shutdown(context.Background())
+	svc := crisp.Spawn(sys, &Account{})
+	start := mock.Now()
+
+	busy, release := make(chan struct{}), make(chan struct{})
+	crisp.Tell(svc, func(*crisp.Proc, *Account) { close(busy); <-release })
+	<-busy
+
+	f := crisp.Call(svc, func(*crisp.Proc, *Account) (string, error) {
+		return "rendered", nil
+	}, crisp.Within(10*time.Second), crisp.Cost(4*time.Second))
+	mock.Add(6 * time.Second)
+
+	_, err := f.Get()
+	var miss *deadline.MissedError
+	if errors.As(err, &miss) {
+		fmt.Println("missed: had to start by", miss.Deadline.Sub(start))
+	}
+	close(release)
+	// Output: missed: had to start by 6s
+}
