@@ -56,7 +56,7 @@ type Item struct {
 	// started and suspended (await, suspend), false for a new message.
 	Resumed bool
 
-	ref   any // the runtime's reference to the work the item stands for (see internal/plumb)
+	ref any // the runtime's reference to the work the item stands for (see internal/plumb)
 
 	index int // position in the Heap holding it (see Heap); meaningless when in none
 }
