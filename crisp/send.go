@@ -157,7 +157,12 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 func (a *core) send(m *message, j job, opts []SendOption) {
 	setJob(&m.item, j)
 	var o sendOpts
-	o.read(a.sys, m, opts)
+	o.read(m, opts)
+	if o.hasWithin || !o.by.IsZero() {
+		// Here rather than in admit: one frame fewer under the clock's
+		// on a handler's small stack.
+		o.now, o.haveNow = a.sys.now(), true
+	}
 	if !a.admit(m, j, &o) {
 		return // failed at once
 	}
@@ -189,27 +194,32 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 }
 
 // sendOpts is what a message's options say beyond the fields of its
-// item, which read sets directly.
+// item, which read sets directly. read only gathers them, and send reads
+// the clock once, so that no frame of read's or admit's is on the stack
+// under the clock's: a handler's sends run on its runner's small stack
+// (see stack_internal_test.go).
 type sendOpts struct {
-	dl      time.Time // the earliest deadline given; zero if none
-	now     time.Time // the clock's reading, if haveNow
-	haveNow bool
-	ctx     context.Context
-	cost    time.Duration
+	by        time.Time     // the earliest By; zero if none
+	within    time.Duration // the least Within, if hasWithin
+	hasWithin bool
+	haveNow   bool
+	now       time.Time // the clock's reading, if haveNow
+	dl        time.Time // the start deadline, set by admit; zero if none
+	ctx       context.Context
+	cost      time.Duration
 }
 
 // read applies opts to m's item and gathers the rest in o.
-func (o *sendOpts) read(s *System, m *message, opts []SendOption) {
+func (o *sendOpts) read(m *message, opts []SendOption) {
 	for i := range opts {
 		opt := &opts[i]
 		switch opt.kind {
 		case optWithin:
-			if !o.haveNow {
-				o.now, o.haveNow = s.now(), true
+			if d := time.Duration(opt.n); !o.hasWithin || d < o.within {
+				o.within, o.hasWithin = d, true
 			}
-			o.dl = deadline.Earliest(o.dl, o.now.Add(time.Duration(opt.n)))
 		case optBy:
-			o.dl = deadline.Earliest(o.dl, opt.t)
+			o.by = deadline.Earliest(o.by, opt.t)
 		case optContext:
 			o.ctx, _ = opt.v.(context.Context)
 		case optPriority:
@@ -232,6 +242,10 @@ func (o *sendOpts) read(s *System, m *message, opts []SendOption) {
 // context has ended, its deadline has passed, or a has stopped. It
 // reports whether m may be queued.
 func (a *core) admit(m *message, j job, o *sendOpts) bool {
+	o.dl = o.by
+	if o.hasWithin {
+		o.dl = deadline.Earliest(o.dl, o.now.Add(o.within))
+	}
 	if o.ctx != nil && !o.mergeContext() {
 		m.state.Store(stCancelled)
 		j.fail(o.ctx.Err())
