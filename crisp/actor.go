@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/internal/runq"
 	"github.com/crisprt/crisp/internal/watchdog"
 	"github.com/crisprt/crisp/policy"
@@ -50,18 +51,23 @@ type core struct {
 	// system's deadline keys, or noWatch. Written under mu.
 	wdKey atomic.Int64
 
-	mu     sync.Mutex            // guards everything below, and queued messages' prev, next, linked, inQ, dli
-	q      policy.Queue          // ready work in policy order; nil when none
-	dl     *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
-	qhead  *message              // queued work in the order it was queued
-	qtail  *message
-	seq    uint64     // last arrival number given out
-	failed *failures  // outcomes to deliver after unlocking; nil when none
-	coop   *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
-	grp    *group     // nil for a single actor
-	wd     watchdog.Entry
-	sprev  *core // live-list links, guarded by the shard's mu
-	snext  *core
+	mu    sync.Mutex            // guards everything below, and queued messages' prev, next, linked, inQ, dli
+	q     policy.Queue          // ready work in policy order; nil when none
+	dl    *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
+	qhead *message              // queued work in the order it was queued
+	qtail *message
+	// Plain messages (see plainOK) in arrival order, linked by next,
+	// while nothing else is queued: they skip the list, the policy's
+	// queue and the deadline index. Guarded by mu.
+	phead, ptail *message
+	pn           int32
+	seq          uint64     // last arrival number given out
+	failed       *failures  // outcomes to deliver after unlocking; nil when none
+	coop         *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
+	grp          *group     // nil for a single actor
+	wd           watchdog.Entry
+	sprev        *core // live-list links, guarded by the shard's mu
+	snext        *core
 }
 
 // Bits of core.flags.
@@ -113,6 +119,7 @@ func (a *core) acquire() bool {
 // spawned without options share one (see configFor).
 type actorConfig struct {
 	pol      policy.Policy
+	plain    bool // pol orders messages without a deadline by arrival (see core.plainOK)
 	name     string
 	typeName string // the state type's, the name of an actor without WithName
 	onMiss   func(*deadline.MissedError)
@@ -127,7 +134,7 @@ func configFor[S any](opts []ActorOption) *actorConfig {
 	t := reflect.TypeFor[S]()
 	c, ok := typeConfigs.Load(t)
 	if !ok {
-		c, _ = typeConfigs.LoadOrStore(t, &actorConfig{pol: policy.EDF(), typeName: t.String()})
+		c, _ = typeConfigs.LoadOrStore(t, &actorConfig{pol: policy.EDF(), plain: true, typeName: t.String()})
 	}
 	cfg := c.(*actorConfig)
 	if len(opts) > 0 {
@@ -137,6 +144,7 @@ func configFor[S any](opts []ActorOption) *actorConfig {
 				o.apply(&own)
 			}
 		}
+		own.plain = plumb.PlainInArrivalOrder(own.pol)
 		cfg = &own
 	}
 	return cfg
@@ -256,6 +264,7 @@ func (a *core) stop() {
 	}
 	a.flags.Or(fStopped)
 	stray := a.intake.Swap(nil)
+	a.fold() // plain messages join the list, and fail with it
 	for m := a.qhead; m != nil; {
 		next := m.next
 		m.prev, m.next, m.linked, m.inQ = nil, nil, false, false

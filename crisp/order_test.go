@@ -1,6 +1,7 @@
 package crisp_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/policy"
 )
 
@@ -196,4 +198,85 @@ func TestSendOptionsDoNotAllocate(t *testing.T) {
 	// The deadlined Tells queue behind the gate and are watched; the
 	// watchdog's heap may grow, which is amortised below one per send.
 	assert.LessOrEqual(t, opts, plain+0.1)
+}
+
+// Messages without a deadline, context or key skip the policy's queue
+// while nothing else is queued (the runtime keeps them in arrival order
+// on the side, and folds them into the queue when anything else
+// arrives). Whatever arrives with them, the policy's order holds and
+// nothing is lost.
+func TestPlainMessagesKeepThePolicysOrder(t *testing.T) {
+	sendMix := func(a *crisp.Actor[*state]) {
+		crisp.Call(a, record("p1"))
+		crisp.Call(a, record("p2"), crisp.Priority(5), crisp.Tag("x"), crisp.MessageName("second"))
+		crisp.Call(a, record("d1"), crisp.Within(time.Hour))
+		crisp.Call(a, record("p3"))
+		crisp.Call(a, record("d0"), crisp.Within(time.Minute))
+		crisp.Call(a, record("p4"))
+	}
+	for _, c := range []struct {
+		name string
+		pol  policy.Policy
+		want []string
+	}{
+		{"EDF: deadlines overtake plain messages queued before them", policy.EDF(), []string{"d0", "d1", "p1", "p2", "p3", "p4"}},
+		{"FIFO: arrival order whatever the deadlines", policy.FIFO(), []string{"p1", "p2", "d1", "p3", "d0", "p4"}},
+		{"ByPriority: a priority overtakes plain messages", policy.ByPriority(), []string{"p2", "d0", "d1", "p1", "p3", "p4"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sys, _ := newSystem(t)
+			a := crisp.Spawn(sys, &state{}, crisp.WithPolicy(c.pol))
+			assert.Equal(t, c.want, queued(t, a, func() { sendMix(a) }))
+			// And again, now that the actor has been through it once.
+			assert.Equal(t, append(slices.Clone(c.want), c.want...), queued(t, a, func() { sendMix(a) }))
+		})
+	}
+	t.Run("a process that suspends joins them in its policy's order", func(t *testing.T) {
+		sys, _ := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		got := queued(t, a, func() {
+			crisp.Call(a, func(p *crisp.Proc, s *state) (string, error) {
+				s.ran = append(s.ran, "s before")
+				p.Suspend() // ready at once: weighed against p1 and p2, which arrived after it
+				s.ran = append(s.ran, "s after")
+				return "", nil
+			})
+			crisp.Call(a, record("p1"))
+			crisp.Call(a, record("p2"))
+		})
+		assert.Equal(t, []string{"s before", "s after", "p1", "p2"}, got)
+	})
+	t.Run("a stop fails every plain message queued", func(t *testing.T) {
+		sys, _ := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		g := newGate()
+		hold(t, a, g)
+		var futs []*future.Future[string]
+		for i := range 100 {
+			futs = append(futs, crisp.Call(a, record(strconv.Itoa(i))))
+		}
+		a.Stop()
+		g.open()
+		for _, f := range futs {
+			_, err := f.Get()
+			assert.ErrorIs(t, err, crisp.ErrStopped)
+		}
+	})
+	t.Run("shutdown resolves every plain message queued", func(t *testing.T) {
+		sys, _ := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		g := newGate()
+		hold(t, a, g)
+		var futs []*future.Future[string]
+		for i := range 100 {
+			futs = append(futs, crisp.Call(a, record(strconv.Itoa(i))))
+		}
+		done := make(chan error, 1)
+		go func() { done <- sys.Shutdown(context.Background()) }()
+		g.open()
+		require.NoError(t, <-done)
+		for _, f := range futs {
+			require.True(t, f.Ready())
+		}
+	})
 }

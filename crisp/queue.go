@@ -206,7 +206,7 @@ func (a *core) makeQueue() {
 // with a.mu held.
 func (a *core) next() (m *message, j job, resume bool) {
 	h := a.intake.Swap(nil)
-	if h != nil && h.next == nil && a.queued == 0 && !h.keyed() {
+	if h != nil && h.next == nil && a.queued == 0 && a.pn == 0 && !h.keyed() {
 		a.newArrivals()
 		if h.state.CompareAndSwap(stQueued, stTaken) {
 			a.seq++
@@ -238,11 +238,76 @@ func (a *core) drainList(h *message) {
 		if m.state.Load() == stQueued { // not cancelled on the way
 			a.seq++
 			m.item.Seq = a.seq
-			a.link(m)
-			a.enqueue(m)
+			if a.plainOK(m) {
+				a.pushPlain(m)
+			} else {
+				a.link(m) // folds the plain messages in first
+				a.enqueue(m)
+			}
 		}
 		m = next
 	}
+}
+
+// plainOK reports whether m may join the plain messages: it is a new
+// message without a deadline, context or keys, the actor's policy orders
+// such messages by arrival and after every message with a deadline (EDF,
+// FIFO), and the actor holds nothing else: no list (nothing queued,
+// suspended or ready), no conditions or keys, and it is not a group.
+// Folding the plain messages into the list when anything else arrives
+// keeps the policy's order. Called with a.mu held.
+func (a *core) plainOK(m *message) bool {
+	return a.cfg.plain && m.ext == nil && m.item.Deadline.IsZero() && !m.item.Resumed &&
+		a.qhead == nil && a.coop == nil && a.grp == nil
+}
+
+// pushPlain appends m to the plain messages. Called with a.mu held.
+func (a *core) pushPlain(m *message) {
+	if a.ptail != nil {
+		a.ptail.next = m
+	} else {
+		a.phead = m
+	}
+	a.ptail = m
+	a.pn++
+}
+
+// fold moves the plain messages, in order, into the list and the
+// policy's queue, where everything else is: before anything else joins
+// the list. Called with a.mu held.
+func (a *core) fold() {
+	h := a.phead
+	if h == nil {
+		return
+	}
+	a.phead, a.ptail, a.pn = nil, nil, 0
+	a.makeQueue()
+	for h != nil {
+		next := h.next
+		h.next = nil
+		if h.state.Load() == stQueued {
+			a.link(h)
+			a.enqueue(h)
+		}
+		h = next
+	}
+}
+
+// takePlain takes the first plain message that is still to run. Called
+// with a.mu held.
+func (a *core) takePlain() (*message, job) {
+	for m := a.phead; m != nil; m = a.phead {
+		a.phead = m.next
+		m.next = nil
+		a.pn--
+		if a.phead == nil {
+			a.ptail = nil
+		}
+		if m.state.CompareAndSwap(stQueued, stTaken) {
+			return m, jobOf(&m.item)
+		}
+	}
+	return nil, nil
 }
 
 // enqueue readies m, which is in the list: a new message joins the
@@ -354,8 +419,12 @@ func (a *core) abort(m *message, err error) {
 	}
 }
 
-// link appends m to the list. Called with a.mu held.
+// link appends m to the list, after the plain messages, which it folds
+// into the list first. Called with a.mu held.
 func (a *core) link(m *message) {
+	if a.pn > 0 {
+		a.fold()
+	}
 	m.linked = true
 	m.prev, m.next = a.qtail, nil
 	if a.qtail != nil {
@@ -498,6 +567,11 @@ func (a *core) rebuild() {
 // work, and take always ends: at most two rebuilds, then a trusted
 // queue. Called with a.mu held.
 func (a *core) take() (m *message, j job, resume bool) {
+	if a.pn > 0 { // then nothing else is queued
+		if m, j := a.takePlain(); m != nil {
+			return m, j, false
+		}
+	}
 	faults := 0
 	for a.q != nil {
 		it, n, perr := a.qpop()

@@ -31,7 +31,13 @@ import (
 	"github.com/crisprt/crisp/internal/runq"
 )
 
-func init() { plumb.ItemRef = unsafe.Offsetof(Item{}.ref) }
+func init() {
+	plumb.ItemRef = unsafe.Offsetof(Item{}.ref)
+	plumb.PlainInArrivalOrder = func(p any) bool {
+		b, ok := p.(builtin)
+		return ok && (b.name == edf.name || b.name == fifo.name)
+	}
+}
 
 // Item is what a policy sees of one unit of ready work. The runtime sets
 // the fields before pushing the item and does not change them while it is

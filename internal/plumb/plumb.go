@@ -64,3 +64,10 @@ var ItemRef uintptr
 
 // Ref returns the runtime reference of the policy.Item at item.
 func Ref(item unsafe.Pointer) *any { return (*any)(unsafe.Add(item, ItemRef)) }
+
+// PlainInArrivalOrder reports whether policy p (a policy.Policy) orders
+// items without a deadline among themselves by arrival, and after every
+// item with one, whatever their Priority, Tag and Name: EDF and FIFO.
+// The runtime then keeps such messages in a plain queue of its own while
+// nothing else is queued. Set by package policy.
+var PlainInArrivalOrder func(p any) bool
