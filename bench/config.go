@@ -21,6 +21,8 @@ type config struct {
 	cpuprofile string
 	timeout    time.Duration
 	maxHeap    uint64
+	hogs       int  // goroutines that never yield, running beside every run
+	list       bool // print the suite's workloads instead of running them
 }
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -47,6 +49,8 @@ Flags:
 	fs.StringVar(&workloads, "workload", "", "comma-separated workloads to run (default all in the suite)")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file (needs exactly one -system and one -workload)")
 	fs.DurationVar(&c.timeout, "timeout", 0, "limit on one run (default 20s for quick and short, 5m for all)")
+	fs.IntVar(&c.hogs, "hogs", 0, "goroutines that spin without ever yielding, beside the runs: CPU-bound neighbours (Go preempts them every 10ms)")
+	fs.BoolVar(&c.list, "list", false, "print the workloads the suite runs, one a line, and exit")
 	fs.Float64Var(&maxHeapGiB, "maxheap", 16, "GiB of Go heap and stacks beyond which a run is cancelled and reported")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -59,6 +63,9 @@ Flags:
 	}
 	if c.reps < 1 {
 		return nil, errors.New("-reps must be at least 1")
+	}
+	if c.hogs < 0 {
+		return nil, errors.New("-hogs must not be negative")
 	}
 	if c.timeout == 0 {
 		c.timeout = 20 * time.Second

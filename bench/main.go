@@ -8,6 +8,7 @@
 //	GOWORK=off go run . -suite quick
 //	GOWORK=off go run . -suite all -json > all.json
 //	GOWORK=off go run . -suite quick -workload bank -system crisp -cpuprofile bank.prof
+//	GOWORK=off go run . -suite quick -hogs 2
 //
 // Each workload runs on every system in alternation (crisp, crisp+dl,
 // chan, protoactor, ... then again), -reps times. Every run builds its
@@ -17,6 +18,9 @@
 // table's notes, never dropped; a run that does not even return after
 // its cancellation is abandoned with its system for the rest of that
 // workload.
+//
+// With -hogs N, N goroutines spin beside the runs without ever yielding
+// (Go preempts them only by signal, every 10 ms): CPU-bound neighbours.
 package main
 
 import (
@@ -25,6 +29,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/crisprt/crisp/bench/internal/suite"
 )
 
 func main() {
@@ -44,6 +50,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if cfg.list {
+		return listWorkloads(stdout, cfg.suite)
+	}
 	rep, err := runSuite(ctx, cfg, stderr)
 	if err != nil {
 		return err
@@ -52,4 +61,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return writeJSON(stdout, rep)
 	}
 	return writeMarkdown(stdout, rep)
+}
+
+// listWorkloads prints the names of the workloads that suite runs, in
+// the report's order: what a script loops over to run one process each.
+func listWorkloads(w io.Writer, suiteName string) error {
+	for _, wl := range suite.Workloads() {
+		if wl.Size(suiteName) != nil {
+			if _, err := fmt.Fprintln(w, wl.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

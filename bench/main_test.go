@@ -43,7 +43,42 @@ func TestRunWritesMarkdown(t *testing.T) {
 	assert.Contains(t, text, "| workload | size | crisp | chan |")
 	assert.Contains(t, text, "| fib | fib(12), 287 actors |")
 	assert.Contains(t, text, "crisp / chan")
+	assert.Contains(t, text, "Hogs: 0 ")
 	assert.True(t, strings.HasSuffix(text, "Failures: none.\n"), text)
+}
+
+func TestRunWithHogs(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-suite", "short", "-reps", "1", "-workload", "pingpong,fib", "-system", "crisp,chan", "-hogs", "2", "-json"}, &out, io.Discard)
+	require.NoError(t, err)
+	var rep report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+	assert.Equal(t, 2, rep.Hogs)
+	require.Len(t, rep.Rows, 2)
+	for _, r := range rep.Rows {
+		for _, c := range r.Cells {
+			assert.Empty(t, c.Failures, "%s on %s", r.Workload, c.System)
+			assert.Len(t, c.Times, 1, "%s on %s", r.Workload, c.System)
+		}
+	}
+	// run stops the hogs before it returns: none may be left spinning.
+	goleak.VerifyNone(t)
+}
+
+func TestHogsStop(t *testing.T) {
+	h := startHogs(3)
+	h.stop()
+	goleak.VerifyNone(t)
+	assert.NotZero(t, h.sink.Load(), "every hog adds its last value on the way out")
+}
+
+func TestListWorkloads(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"-suite", "short", "-list"}, &out, io.Discard))
+	names := strings.Fields(out.String())
+	assert.Equal(t, "pingpong", names[0])
+	assert.Contains(t, names, "fib")
+	assert.NotContains(t, names, "ring-1m", "the short suite has no million-actor ring")
 }
 
 func TestFlagsAreChecked(t *testing.T) {
@@ -53,6 +88,7 @@ func TestFlagsAreChecked(t *testing.T) {
 		{"-workload", "nope"},
 		{"-cpuprofile", "x.prof"},
 		{"-reps", "0"},
+		{"-hogs", "-1"},
 		{"extra"},
 	} {
 		err := run(context.Background(), args, io.Discard, io.Discard)

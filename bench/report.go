@@ -22,6 +22,7 @@ func writeMarkdown(w io.Writer, rep *report) error {
 	fmt.Fprintf(&b, "## crisp side by side: %s suite\n\n", rep.Suite)
 	fmt.Fprintf(&b, "%s %s, %d CPUs, %s; %d repetitions per cell, the systems in alternation; %v in all.\n\n",
 		rep.GoVersion, rep.OSArch, rep.CPUs, rep.Started.UTC().Format("2006-01-02 15:04 MST"), rep.Reps, rep.Elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "Hogs: %d (goroutines spinning beside the runs without ever yielding; -hogs).\n\n", rep.Hogs)
 	b.WriteString("Time: median of the successful runs, from after the system is built (spawning included) to the answer; " +
 		"rows marked \"per ...\" give the time per operation. In brackets, the ratio to the fastest system of the row. " +
 		"A star marks a cell with failed runs (see Failures).\n\n")

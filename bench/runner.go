@@ -24,6 +24,7 @@ type report struct {
 	GoVersion string        `json:"go_version"`
 	OSArch    string        `json:"os_arch"`
 	CPUs      int           `json:"cpus"`
+	Hogs      int           `json:"hogs"` // goroutines spinning beside the runs (-hogs)
 	Started   time.Time     `json:"started"`
 	Elapsed   time.Duration `json:"elapsed_ns"`
 	Rows      []*row        `json:"workloads"`
@@ -74,7 +75,8 @@ type failure struct {
 func runSuite(ctx context.Context, cfg *config, progress io.Writer) (*report, error) {
 	rep := &report{
 		Suite: cfg.suite, Reps: cfg.reps,
-		GoVersion: runtime.Version(), OSArch: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.GOMAXPROCS(0),
+		GoVersion: runtime.Version(), OSArch: runtime.GOOS + "/" + runtime.GOARCH,
+		CPUs: runtime.GOMAXPROCS(0), Hogs: cfg.hogs,
 		Started: time.Now(),
 	}
 	for _, w := range suite.Workloads() {
@@ -107,6 +109,10 @@ func runSuite(ctx context.Context, cfg *config, progress io.Writer) (*report, er
 		}
 		defer pprof.StopCPUProfile()
 	}
+	// The hogs run through every run and the gaps between them (collections
+	// included), as a busy neighbour would; they end before the report.
+	h := startHogs(cfg.hogs)
+	defer h.stop()
 	for _, r := range rep.Rows {
 		size := suite.Lookup(r.Workload).Size(cfg.suite)
 		fmt.Fprintf(progress, "%s (%s):", r.Workload, r.Size)
