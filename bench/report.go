@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/crisprt/crisp/bench/internal/format"
 )
 
 func writeJSON(w io.Writer, rep *report) error {
@@ -47,7 +49,7 @@ func writeMarkdown(w io.Writer, rep *report) error {
 				if r.Unit != "" {
 					t = c.PerOp
 				}
-				fmt.Fprintf(&b, " %s (%.2fx)%s |", fmtDuration(t), float64(c.Median)/float64(fastest), star(c))
+				fmt.Fprintf(&b, " %s (%.2fx)%s |", format.Duration(t), float64(c.Median)/float64(fastest), star(c))
 			}
 		}
 		b.WriteString("\n")
@@ -200,30 +202,9 @@ func star(c *cell) string {
 // failedCell says briefly why no run of c succeeded.
 func failedCell(c *cell) string {
 	if len(c.Failures) == 0 {
-		return "not run"
+		return format.Failed("", false)
 	}
-	msg := c.Failures[0].Error
-	switch {
-	case strings.Contains(msg, "maxheap"):
-		return "over memory *"
-	case strings.HasPrefix(msg, "timed out"):
-		return "timed out *"
-	case strings.HasPrefix(msg, "wrong answer"):
-		return "wrong answer *"
-	}
-	return "failed *"
-}
-
-func fmtDuration(d time.Duration) string {
-	switch {
-	case d < time.Microsecond:
-		return fmt.Sprintf("%d ns", d.Nanoseconds())
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.3g µs", float64(d)/float64(time.Microsecond))
-	case d < time.Second:
-		return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
-	}
-	return fmt.Sprintf("%.3g s", d.Seconds())
+	return format.Failed(c.Failures[0].Error, true)
 }
 
 func fmtBytes(n uint64) string {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/crisprt/crisp/bench/internal/format"
 )
 
 // baseline is the system that is no actor library: crisp's time is also
@@ -93,7 +95,7 @@ func (r *row) cellText(system string) string {
 	if ch := r.cell(baseline); system == "crisp" && ch != nil && ch.Median > 0 {
 		ratios = append(ratios, fmt.Sprintf("%.2fx %s", float64(c.Median)/float64(ch.Median), baseline))
 	}
-	text := fmtDuration(t)
+	text := format.Duration(t)
 	if len(ratios) > 0 {
 		text += " (" + strings.Join(ratios, ", ") + ")"
 	}
@@ -230,28 +232,7 @@ func isVariant(s string) bool { return s != "crisp" && strings.HasPrefix(s, "cri
 // failedCell says briefly why no run of c succeeded.
 func failedCell(c *cell) string {
 	if len(c.Failures) == 0 {
-		return "not run"
+		return format.Failed("", false)
 	}
-	msg := c.Failures[0].Error
-	switch {
-	case strings.Contains(msg, "maxheap"):
-		return "over memory *"
-	case strings.HasPrefix(msg, "timed out"):
-		return "timed out *"
-	case strings.HasPrefix(msg, "wrong answer"):
-		return "wrong answer *"
-	}
-	return "failed *"
-}
-
-func fmtDuration(d time.Duration) string {
-	switch {
-	case d < time.Microsecond:
-		return fmt.Sprintf("%d ns", d.Nanoseconds())
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.3g µs", float64(d)/float64(time.Microsecond))
-	case d < time.Second:
-		return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
-	}
-	return fmt.Sprintf("%.3g s", d.Seconds())
+	return format.Failed(c.Failures[0].Error, true)
 }
