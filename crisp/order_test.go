@@ -246,7 +246,8 @@ func TestPlainMessagesKeepThePolicysOrder(t *testing.T) {
 		})
 		assert.Equal(t, []string{"s before", "s after", "p1", "p2"}, got)
 	})
-	t.Run("a stop fails every plain message queued", func(t *testing.T) {
+	// queuePlain queues 100 plain Calls behind a handler held at g.
+	queuePlain := func(t *testing.T) (*crisp.System, *crisp.Actor[*state], *gate, []*future.Future[string]) {
 		sys, _ := newSystem(t)
 		a := crisp.Spawn(sys, &state{})
 		g := newGate()
@@ -255,6 +256,10 @@ func TestPlainMessagesKeepThePolicysOrder(t *testing.T) {
 		for i := range 100 {
 			futs = append(futs, crisp.Call(a, record(strconv.Itoa(i))))
 		}
+		return sys, a, g, futs
+	}
+	t.Run("a stop fails every plain message queued", func(t *testing.T) {
+		_, a, g, futs := queuePlain(t)
 		a.Stop()
 		g.open()
 		for _, f := range futs {
@@ -263,14 +268,7 @@ func TestPlainMessagesKeepThePolicysOrder(t *testing.T) {
 		}
 	})
 	t.Run("shutdown resolves every plain message queued", func(t *testing.T) {
-		sys, _ := newSystem(t)
-		a := crisp.Spawn(sys, &state{})
-		g := newGate()
-		hold(t, a, g)
-		var futs []*future.Future[string]
-		for i := range 100 {
-			futs = append(futs, crisp.Call(a, record(strconv.Itoa(i))))
-		}
+		sys, _, g, futs := queuePlain(t)
 		done := make(chan error, 1)
 		go func() { done <- sys.Shutdown(context.Background()) }()
 		g.open()
