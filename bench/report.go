@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crisprt/crisp/bench/internal/format"
+	rpt "github.com/crisprt/crisp/bench/internal/report"
 )
 
 func writeJSON(w io.Writer, rep *report) error {
@@ -38,18 +38,18 @@ func writeMarkdown(w io.Writer, rep *report) error {
 		}
 		fmt.Fprintf(&b, "| %s | %s |", name, r.Size)
 		for _, s := range systems {
-			c := r.cell(s)
+			c := r.Cell(s)
 			switch {
 			case c == nil:
 				b.WriteString(" |")
 			case c.Median == 0:
-				fmt.Fprintf(&b, " %s |", failedCell(c))
+				fmt.Fprintf(&b, " %s |", rpt.FailedCell(c))
 			default:
 				t := c.Median
 				if r.Unit != "" {
 					t = c.PerOp
 				}
-				fmt.Fprintf(&b, " %s (%.2fx)%s |", format.Duration(t), float64(c.Median)/float64(fastest), star(c))
+				fmt.Fprintf(&b, " %s (%.2fx)%s |", rpt.Duration(t), float64(c.Median)/float64(fastest), star(c))
 			}
 		}
 		b.WriteString("\n")
@@ -66,20 +66,20 @@ func writeMarkdown(w io.Writer, rep *report) error {
 	cols := make([]string, len(peers))
 	for i, p := range peers {
 		cols[i] = "crisp / " + p
-		if isVariant(p) {
+		if rpt.IsVariant(p) {
 			cols[i] = p + " / crisp"
 		}
 	}
 	header(&b, "workload", "", cols)
 	for _, r := range rep.Rows {
 		fmt.Fprintf(&b, "| %s |", r.Workload)
-		cr := r.cell("crisp")
+		cr := r.Cell("crisp")
 		for _, p := range peers {
-			pc := r.cell(p)
+			pc := r.Cell(p)
 			switch {
 			case cr == nil || pc == nil || cr.Median == 0 || pc.Median == 0:
 				b.WriteString(" |")
-			case isVariant(p):
+			case rpt.IsVariant(p):
 				fmt.Fprintf(&b, " %.2f |", float64(pc.Median)/float64(cr.Median))
 			default:
 				fmt.Fprintf(&b, " %.2f |", float64(cr.Median)/float64(pc.Median))
@@ -96,7 +96,7 @@ func writeMarkdown(w io.Writer, rep *report) error {
 	for _, r := range rep.Rows {
 		fmt.Fprintf(&b, "| %s |", r.Workload)
 		for _, s := range systems {
-			if c := r.cell(s); c == nil || len(c.Times) == 0 && len(c.Failures) == 0 {
+			if c := r.Cell(s); c == nil || len(c.Times) == 0 && len(c.Failures) == 0 {
 				b.WriteString(" |")
 			} else {
 				fmt.Fprintf(&b, " %s |", fmtBytes(c.PeakBytes))
@@ -122,17 +122,7 @@ func writeMarkdown(w io.Writer, rep *report) error {
 	if len(notes) > 0 {
 		b.WriteString("\nNotes:\n\n" + strings.Join(notes, "\n") + "\n")
 	}
-	var fails []string
-	for _, r := range rep.Rows {
-		for _, c := range r.Cells {
-			for _, f := range c.Failures {
-				fails = append(fails, fmt.Sprintf("- %s on %s, run %d: %s", r.Workload, c.System, f.Rep, f.Error))
-			}
-			if c.Skipped > 0 {
-				fails = append(fails, fmt.Sprintf("- %s on %s: the remaining %d runs skipped (the failure would repeat)", r.Workload, c.System, c.Skipped))
-			}
-		}
-	}
+	fails := rpt.FailureLines(rep.Rows, " (the failure would repeat)")
 	b.WriteString("\nFailures:")
 	if len(fails) == 0 {
 		b.WriteString(" none.\n")
@@ -173,15 +163,6 @@ func systemsOf(rep *report) []string {
 	return out
 }
 
-func (r *row) cell(system string) *cell {
-	for _, c := range r.Cells {
-		if c.System == system {
-			return c
-		}
-	}
-	return nil
-}
-
 func fastestMedian(r *row) time.Duration {
 	var best time.Duration
 	for _, c := range r.Cells {
@@ -199,14 +180,6 @@ func star(c *cell) string {
 	return ""
 }
 
-// failedCell says briefly why no run of c succeeded.
-func failedCell(c *cell) string {
-	if len(c.Failures) == 0 {
-		return format.Failed("", false)
-	}
-	return format.Failed(c.Failures[0].Error, true)
-}
-
 func fmtBytes(n uint64) string {
 	switch {
 	case n < 1<<10:
@@ -218,7 +191,3 @@ func fmtBytes(n uint64) string {
 	}
 	return fmt.Sprintf("%.3g GiB", float64(n)/(1<<30))
 }
-
-// isVariant reports whether system s is a variant of crisp (crisp+dl,
-// crisp-tell), whose ratio column compares it with crisp.
-func isVariant(s string) bool { return s != "crisp" && strings.HasPrefix(s, "crisp") }

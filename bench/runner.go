@@ -13,62 +13,19 @@ import (
 	"sync"
 	"time"
 
+	rpt "github.com/crisprt/crisp/bench/internal/report"
+
 	"github.com/crisprt/crisp/bench/internal/suite"
 	"github.com/crisprt/crisp/bench/internal/workload"
 )
 
-// report is everything a run of the suite measured.
-type report struct {
-	Suite     string        `json:"suite"`
-	Reps      int           `json:"reps"`
-	GoVersion string        `json:"go_version"`
-	OSArch    string        `json:"os_arch"`
-	CPUs      int           `json:"cpus"`
-	Hogs      int           `json:"hogs"` // goroutines spinning beside the runs (-hogs)
-	Started   time.Time     `json:"started"`
-	Elapsed   time.Duration `json:"elapsed_ns"`
-	Rows      []*row        `json:"workloads"`
-}
-
-// row is one workload at one size, on every system.
-type row struct {
-	Workload string  `json:"workload"`
-	Size     string  `json:"size"`
-	Unit     string  `json:"unit,omitempty"` // per-operation rows: what one operation is
-	Ops      int     `json:"ops"`
-	Note     string  `json:"note,omitempty"`
-	Cells    []*cell `json:"cells"`
-}
-
-// cell is one system's runs of a workload.
-type cell struct {
-	System string `json:"system"`
-	// Times of the runs that succeeded, in order.
-	Times []time.Duration `json:"times_ns"`
-	// Median of Times, or zero if none succeeded.
-	Median time.Duration `json:"median_ns"`
-	// PerOp is Median / Ops for per-operation rows.
-	PerOp time.Duration `json:"per_op_ns,omitempty"`
-	// PeakBytes is the highest, over all runs, of the Go heap's objects
-	// plus goroutine stacks during the run, above their level at its start.
-	PeakBytes uint64 `json:"peak_bytes"`
-	// Failures lists every run that did not succeed.
-	Failures []failure `json:"failures,omitempty"`
-	// Skipped counts the repetitions not run because an earlier run timed
-	// out, passed the memory limit or did not return after cancellation
-	// (then its goroutines are abandoned), or because the first
-	// giveUpAfter runs all failed: such failures would only repeat.
-	Skipped int `json:"skipped,omitempty"`
-	// GaveUp is set once a run has failed in one of those ways.
-	GaveUp bool `json:"gave_up,omitempty"`
-
-	run suite.Run
-}
-
-type failure struct {
-	Rep   int    `json:"rep"`
-	Error string `json:"error"`
-}
+// The report's types are shared with cmd/sidebyside (internal/report).
+type (
+	report  = rpt.Report
+	row     = rpt.Row
+	cell    = rpt.Cell
+	failure = rpt.Failure
+)
 
 // runSuite runs every selected cell, the systems of each workload in
 // alternation, and returns what it measured.
@@ -86,8 +43,8 @@ func runSuite(ctx context.Context, cfg *config, progress io.Writer) (*report, er
 		}
 		r := &row{Workload: w.Name, Size: size.String(), Unit: w.Unit, Ops: size.Ops(), Note: w.Note}
 		for _, s := range suite.Systems {
-			if run, ok := w.Impl[s]; ok && (cfg.systems == nil || slices.Contains(cfg.systems, s)) {
-				r.Cells = append(r.Cells, &cell{System: s, run: run})
+			if _, ok := w.Impl[s]; ok && (cfg.systems == nil || slices.Contains(cfg.systems, s)) {
+				r.Cells = append(r.Cells, &cell{System: s})
 			}
 		}
 		if len(r.Cells) == 0 {
@@ -114,7 +71,8 @@ func runSuite(ctx context.Context, cfg *config, progress io.Writer) (*report, er
 	h := startHogs(cfg.hogs)
 	defer h.stop()
 	for _, r := range rep.Rows {
-		size := suite.Lookup(r.Workload).Size(cfg.suite)
+		w := suite.Lookup(r.Workload)
+		size := w.Size(cfg.suite)
 		fmt.Fprintf(progress, "%s (%s):", r.Workload, r.Size)
 		for i := range cfg.reps {
 			for _, c := range r.Cells {
@@ -125,7 +83,7 @@ func runSuite(ctx context.Context, cfg *config, progress io.Writer) (*report, er
 					c.Skipped++
 					continue
 				}
-				c.measure(ctx, cfg, i+1, size)
+				measure(ctx, c, w.Impl[c.System], cfg, i+1, size)
 			}
 			fmt.Fprintf(progress, " %d", i+1)
 		}
@@ -145,9 +103,9 @@ func runSuite(ctx context.Context, cfg *config, progress io.Writer) (*report, er
 // is abandoned.
 const abandonGrace = workload.ShutdownTimeout + 10*time.Second
 
-// measure runs the cell once and records its time, peak memory or
-// failure.
-func (c *cell) measure(parent context.Context, cfg *config, rep int, size workload.Size) {
+// measure runs c's system, run, once and records its time, peak memory
+// or failure.
+func measure(parent context.Context, c *cell, run suite.Run, cfg *config, rep int, size workload.Size) {
 	runtime.GC() // each run starts from the live heap only
 	ctx, cancel := context.WithTimeout(parent, cfg.timeout)
 	defer cancel()
@@ -159,7 +117,7 @@ func (c *cell) measure(parent context.Context, cfg *config, rep int, size worklo
 	var sw stopwatch
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := c.run(ctx, &sw, size)
+		res, err := run(ctx, &sw, size)
 		done <- outcome{res, err}
 	}()
 	var out outcome
@@ -178,14 +136,14 @@ func (c *cell) measure(parent context.Context, cfg *config, rep int, size worklo
 	switch err := out.err; {
 	case over:
 		c.GaveUp = true
-		c.fail(rep, fmt.Errorf("cancelled: heap and stacks passed -maxheap (%.1f GiB)", float64(cfg.maxHeap)/(1<<30)))
+		fail(c, rep, fmt.Errorf("cancelled: heap and stacks passed -maxheap (%.1f GiB)", float64(cfg.maxHeap)/(1<<30)))
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		c.GaveUp = true
-		c.fail(rep, fmt.Errorf("timed out after %v (%v)", cfg.timeout, err))
+		fail(c, rep, fmt.Errorf("timed out after %v (%v)", cfg.timeout, err))
 	case err != nil:
-		c.fail(rep, err)
+		fail(c, rep, err)
 	case out.res != size.Expect():
-		c.fail(rep, fmt.Errorf("wrong answer %v, want %v", out.res, size.Expect()))
+		fail(c, rep, fmt.Errorf("wrong answer %v, want %v", out.res, size.Expect()))
 	default:
 		c.Times = append(c.Times, sw.elapsed())
 	}
@@ -198,7 +156,8 @@ func (c *cell) measure(parent context.Context, cfg *config, rep int, size worklo
 // runner give up a cell.
 const giveUpAfter = 2
 
-func (c *cell) fail(rep int, err error) {
+// fail records run rep of c as failed with err.
+func fail(c *cell, rep int, err error) {
 	c.Failures = append(c.Failures, failure{Rep: rep, Error: err.Error()})
 }
 

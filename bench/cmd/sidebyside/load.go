@@ -7,42 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
+
+	rpt "github.com/crisprt/crisp/bench/internal/report"
 )
 
-// report is the part of bench's JSON report (bench/runner.go) that the
-// table needs. It is decoded here rather than shared, since the runner's
-// types live in package main.
-type report struct {
-	Suite     string    `json:"suite"`
-	Reps      int       `json:"reps"`
-	GoVersion string    `json:"go_version"`
-	OSArch    string    `json:"os_arch"`
-	CPUs      int       `json:"cpus"`
-	Hogs      int       `json:"hogs"`
-	Started   time.Time `json:"started"`
-	Rows      []*row    `json:"workloads"`
-}
-
-type row struct {
-	Workload string  `json:"workload"`
-	Size     string  `json:"size"`
-	Unit     string  `json:"unit"`
-	Ops      int     `json:"ops"`
-	Cells    []*cell `json:"cells"`
-}
-
-type cell struct {
-	System   string          `json:"system"`
-	Times    []time.Duration `json:"times_ns"`
-	Median   time.Duration   `json:"median_ns"`
-	PerOp    time.Duration   `json:"per_op_ns"`
-	Failures []struct {
-		Rep   int    `json:"rep"`
-		Error string `json:"error"`
-	} `json:"failures"`
-	Skipped int `json:"skipped"`
-}
+// The report's types are the bench command's (internal/report).
+type (
+	report = rpt.Report
+	row    = rpt.Row
+	cell   = rpt.Cell
+)
 
 // set is the reports of one measurement, merged: the first file's
 // settings, the earliest start, and every file's rows in order.
@@ -123,15 +97,6 @@ func (s *set) row(workload string) *row {
 	for _, r := range s.Rows {
 		if r.Workload == workload {
 			return r
-		}
-	}
-	return nil
-}
-
-func (r *row) cell(system string) *cell {
-	for _, c := range r.Cells {
-		if c.System == system {
-			return c
 		}
 	}
 	return nil

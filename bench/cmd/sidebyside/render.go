@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crisprt/crisp/bench/internal/format"
+	rpt "github.com/crisprt/crisp/bench/internal/report"
 )
 
 // baseline is the system that is no actor library: crisp's time is also
@@ -47,26 +47,16 @@ func writeTable(b *strings.Builder, s *set, cpu string) {
 		}
 		fmt.Fprintf(b, "| %s | %s |", name, r.Size)
 		for _, sys := range systems {
-			fmt.Fprintf(b, " %s |", r.cellText(sys))
+			fmt.Fprintf(b, " %s |", cellText(r, sys))
 		}
-		if sp := spread(r.cell("crisp")); sp > 0 {
+		if sp := spread(r.Cell("crisp")); sp > 0 {
 			fmt.Fprintf(b, " %.2f |\n", sp)
 		} else {
 			b.WriteString(" — |\n")
 		}
 	}
 
-	var fails []string
-	for _, r := range s.Rows {
-		for _, c := range r.Cells {
-			for _, f := range c.Failures {
-				fails = append(fails, fmt.Sprintf("- %s on %s, run %d: %s", r.Workload, c.System, f.Rep, f.Error))
-			}
-			if c.Skipped > 0 {
-				fails = append(fails, fmt.Sprintf("- %s on %s: the remaining %d runs skipped", r.Workload, c.System, c.Skipped))
-			}
-		}
-	}
+	fails := rpt.FailureLines(s.Rows, "")
 	if len(fails) == 0 {
 		b.WriteString("\nFailures: none.\n\n")
 	} else {
@@ -76,26 +66,26 @@ func writeTable(b *strings.Builder, s *set, cpu string) {
 
 // cellText is one cell of the table: "561 ns (1.17x)", crisp's
 // "561 ns (1.17x, 1.68x chan)".
-func (r *row) cellText(system string) string {
-	c := r.cell(system)
+func cellText(r *row, system string) string {
+	c := r.Cell(system)
 	switch {
 	case c == nil:
 		return "—"
 	case c.Median == 0:
-		return failedCell(c)
+		return rpt.FailedCell(c)
 	}
 	t := c.Median
 	if r.Unit != "" && c.PerOp > 0 {
 		t = c.PerOp
 	}
 	var ratios []string
-	if f := r.fastestActors(); f > 0 {
+	if f := fastestActors(r); f > 0 {
 		ratios = append(ratios, fmt.Sprintf("%.2fx", float64(c.Median)/float64(f)))
 	}
-	if ch := r.cell(baseline); system == "crisp" && ch != nil && ch.Median > 0 {
+	if ch := r.Cell(baseline); system == "crisp" && ch != nil && ch.Median > 0 {
 		ratios = append(ratios, fmt.Sprintf("%.2fx %s", float64(c.Median)/float64(ch.Median), baseline))
 	}
-	text := format.Duration(t)
+	text := rpt.Duration(t)
 	if len(ratios) > 0 {
 		text += " (" + strings.Join(ratios, ", ") + ")"
 	}
@@ -107,7 +97,7 @@ func (r *row) cellText(system string) string {
 
 // fastestActors returns the lowest median of the row's actor libraries
 // (crisp and its variants included), or zero.
-func (r *row) fastestActors() time.Duration {
+func fastestActors(r *row) time.Duration {
 	var best time.Duration
 	for _, c := range r.Cells {
 		if c.System != baseline && c.Median > 0 && (best == 0 || c.Median < best) {
@@ -135,7 +125,7 @@ func spread(c *cell) float64 {
 func (s *set) margin() (median, lo, hi float64) {
 	var sp []float64
 	for _, r := range s.Rows {
-		if x := spread(r.cell("crisp")); x > 0 {
+		if x := spread(r.Cell("crisp")); x > 0 {
 			sp = append(sp, x)
 		}
 	}
@@ -156,7 +146,7 @@ func (s *set) margin() (median, lo, hi float64) {
 func writeComparison(w *strings.Builder, a, b *set) {
 	var peers []string
 	for _, sys := range slices.Concat(a.systems(), b.systems()) {
-		if sys != "crisp" && !isVariant(sys) && !slices.Contains(peers, sys) {
+		if sys != "crisp" && !rpt.IsVariant(sys) && !slices.Contains(peers, sys) {
 			peers = append(peers, sys)
 		}
 	}
@@ -207,7 +197,7 @@ func writeComparison(w *strings.Builder, a, b *set) {
 
 // ratio is crisp's median over system's in r, if both have one.
 func ratio(r *row, system string) (float64, bool) {
-	cr, c := r.cell("crisp"), r.cell(system)
+	cr, c := r.Cell("crisp"), r.Cell(system)
 	if cr == nil || c == nil || cr.Median == 0 || c.Median == 0 {
 		return 0, false
 	}
@@ -223,16 +213,4 @@ func label(s *set) string {
 		return "1 hog"
 	}
 	return fmt.Sprintf("%d hogs", s.Hogs)
-}
-
-// isVariant reports whether s is a variant of crisp (crisp+dl,
-// crisp-tell), not a peer.
-func isVariant(s string) bool { return s != "crisp" && strings.HasPrefix(s, "crisp") }
-
-// failedCell says briefly why no run of c succeeded.
-func failedCell(c *cell) string {
-	if len(c.Failures) == 0 {
-		return format.Failed("", false)
-	}
-	return format.Failed(c.Failures[0].Error, true)
 }

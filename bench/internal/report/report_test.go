@@ -1,4 +1,4 @@
-package format
+package report
 
 import (
 	"testing"
@@ -27,4 +27,20 @@ func TestFailed(t *testing.T) {
 	assert.Equal(t, "timed out *", Failed("timed out after 20s", true))
 	assert.Equal(t, "wrong answer *", Failed("wrong answer: 3", true))
 	assert.Equal(t, "failed *", Failed("spawn failed", true))
+}
+
+func TestFailureLines(t *testing.T) {
+	rows := []*Row{{Workload: "fib", Cells: []*Cell{
+		{System: "goakt", Failures: []Failure{{Rep: 1, Error: "spawn failed"}}, Skipped: 4},
+		{System: "crisp"},
+	}}}
+	assert.Equal(t, []string{
+		"- fib on goakt, run 1: spawn failed",
+		"- fib on goakt: the remaining 4 runs skipped (why)",
+	}, FailureLines(rows, " (why)"))
+	assert.Equal(t, "failed *", FailedCell(rows[0].Cells[0]))
+	assert.Equal(t, "not run", FailedCell(rows[0].Cells[1]))
+	assert.Nil(t, rows[0].Cell("phony"))
+	assert.True(t, IsVariant("crisp+dl"))
+	assert.False(t, IsVariant("crisp"))
 }
