@@ -620,25 +620,22 @@ func (c *cont[S, T, U]) resultTo(s sink) {
 	case ran:
 		deliverTo(s, v, err)
 	case stopped:
-		s.deliver(nil, ErrStopped)
+		s.fail(ErrStopped)
 	}
 }
 
-// deliverTo hands a continuation's result to s.
-func deliverTo[U any](s sink, v U, err error) {
-	if t, ok := s.(typedSink[U]); ok {
-		t.deliverTyped(v, err)
-		return
-	}
-	s.deliver(v, err)
-}
+// deliverTo hands a continuation's result to s. s always takes a U: the
+// Next types make every continuation of a chain produce its CallNext's
+// result type (an untyped delivery, with boxing, was needed while the
+// chain ran through the error result).
+func deliverTo[U any](s sink, v U, err error) { s.(typedSink[U]).deliverTyped(v, err) }
 
 func (c *cont[S, T, U]) fail(err error) {
 	c.a.mu.Lock()
 	to := c.to
 	c.a.mu.Unlock()
 	if to != nil {
-		to.deliver(nil, err)
+		to.fail(err)
 	}
 }
 

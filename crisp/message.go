@@ -116,12 +116,14 @@ type job interface {
 }
 
 // sink receives a result that arrives after its message's handler has
-// returned (a handler that returned Then's result): a Call's promise.
+// returned (a CallNext handler that returned Then's Next): the call's
+// promise. Its failures come through fail (the job's), its results
+// through the typedSink of its result type (see deliverTo).
 type sink interface {
-	deliver(v any, err error)
+	fail(err error)
 }
 
-// typedSink is a sink that takes a U without boxing it.
+// typedSink is a sink that takes a U.
 type typedSink[U any] interface {
 	deliverTyped(v U, err error)
 }
@@ -152,11 +154,6 @@ func (c *call[S, T]) run(p *Proc) {
 	// and must find the actor free rather than busy.
 	p.a.flags.And(^uint32(fHandling))
 	c.pr.Resolve(v, err)
-}
-
-func (c *call[S, T]) deliver(v any, err error) {
-	t, _ := v.(T)
-	c.pr.Resolve(t, err)
 }
 
 func (c *call[S, T]) deliverTyped(v T, err error) { c.pr.Resolve(v, err) }
