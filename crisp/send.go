@@ -33,6 +33,7 @@ const (
 	optName
 	optKey
 	optCost
+	optDetached
 )
 
 // Within gives the message a start deadline d from now on the system's
@@ -158,6 +159,9 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 	setJob(&m.item, j)
 	var o sendOpts
 	o.read(m, opts)
+	if inheriting.n.Load() != 0 && !o.detached {
+		o.inherit() // a handler somewhere passes something on: see propagate.go
+	}
 	if o.hasWithin || !o.by.IsZero() {
 		// Here rather than in admit: one frame fewer under the clock's
 		// on a handler's small stack.
@@ -207,6 +211,8 @@ type sendOpts struct {
 	dl        time.Time // the start deadline, set by admit; zero if none
 	ctx       context.Context
 	cost      time.Duration
+	detached  bool      // Detached: inherit nothing
+	finish    time.Time // the sending handler's finishing deadline, inherited; zero if none
 }
 
 // read applies opts to m's item and gathers the rest in o.
@@ -234,6 +240,8 @@ func (o *sendOpts) read(m *message, opts []SendOption) {
 			}
 		case optCost:
 			o.cost = time.Duration(opt.n)
+		case optDetached:
+			o.detached = true
 		}
 	}
 }
@@ -252,7 +260,11 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 		return false
 	}
 	if o.cost > 0 && !o.dl.IsZero() {
+		m.setFinish(deadline.Earliest(o.dl, o.finish))
 		o.dl = o.dl.Add(-o.cost)
+	}
+	if !o.finish.IsZero() {
+		o.narrow(m)
 	}
 	m.item.Deadline = o.dl
 	if !o.dl.IsZero() {
@@ -264,6 +276,9 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 			a.miss(m, o.now)
 			return false
 		}
+	}
+	if a.bound != nil && !a.pass(m, j, o) {
+		return false
 	}
 	if o.ctx != nil {
 		a.watchContext(m, o.ctx)

@@ -1,0 +1,114 @@
+package crisp
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/internal/gid"
+)
+
+// Deadline propagation.
+//
+// A message sent from inside a handler inherits from that handler's
+// message, unless sent with Detached:
+//
+//   - its context, if it has none of its own (Context): the child is
+//     then cancelled if the parent's context ends before it starts, and
+//     bounded by that context's deadline;
+//   - its finishing deadline, if the parent was sent with a deadline and
+//     a Cost: the child's start deadline is the earlier of its own and
+//     the parent's finishing deadline (the parent's deadline before Cost
+//     took its run time off). Work the parent asks for after it should
+//     have finished is worthless to it.
+//
+// Inheritance only narrows: a child never gets a later deadline than it
+// asked for, nor loses a context it was given.
+//
+// How a send knows it runs in a handler. Go has no goroutine-local
+// storage; internal/gid identifies the calling goroutine in about 2 ns
+// on amd64 and arm64. A handler whose message has something to pass on
+// (a context or a finishing deadline) is recorded, for as long as it
+// runs (across Awaits too: its goroutine keeps its stack), in parents,
+// keyed by its goroutine. A send looks there only while some handler is
+// recorded (inheriting is not zero): other programs pay one atomic load
+// of a global that is written only when such handlers start and end,
+// and handlers without a context or a Cost pay nothing. A recorded
+// handler costs a map store and delete; a send while one runs anywhere
+// in the process, a map lookup.
+
+// parents maps the goroutine of each running handler with something to
+// pass on (gid.ID) to its message.
+var parents sync.Map
+
+// inheriting counts the entries of parents, on a cache line of its own:
+// every send reads it.
+var inheriting struct {
+	_ [64]byte
+	n atomic.Int32
+	_ [60]byte
+}
+
+// Detached sends the message as if from outside any handler: it
+// inherits neither the sending handler's context nor its finishing
+// deadline (see the package documentation's "Deadline propagation").
+func Detached() SendOption { return SendOption{kind: optDetached} }
+
+// inherit gathers what the handler running on the calling goroutine, if
+// any, passes on to the message being sent.
+//
+//go:noinline
+func (o *sendOpts) inherit() {
+	v, ok := parents.Load(gid.Current())
+	if !ok {
+		return
+	}
+	x := v.(*message).ext // set: only messages with an ext are recorded
+	if o.ctx == nil {
+		o.ctx = x.ctx
+	}
+	o.finish = x.finish
+}
+
+// passesOn reports whether a handler of a message with this ext has
+// something for the messages it sends to inherit.
+func (x *msgExt) passesOn() bool { return x.ctx != nil || !x.finish.IsZero() }
+
+// invokeInheriting is invoke for a handler whose message passes
+// something on: it is recorded in parents while it runs.
+//
+//go:noinline
+func (a *core) invokeInheriting(p *Proc, j job, m *message) {
+	g := gid.Current()
+	parents.Store(g, m)
+	inheriting.n.Add(1)
+	defer func() {
+		parents.Delete(g)
+		inheriting.n.Add(-1)
+	}()
+	a.invoke(p, j)
+}
+
+// setFinish records m's finishing deadline, the deadline its Cost was
+// taken from, for the messages its handler sends.
+//
+//go:noinline
+func (m *message) setFinish(t time.Time) {
+	if m.ext == nil {
+		m.ext = &msgExt{}
+	}
+	m.ext.finish = t
+}
+
+// narrow bounds the message's start deadline by the inherited finishing
+// deadline, and passes that on to its own children unless its Cost gave
+// it an earlier one.
+//
+//go:noinline
+func (o *sendOpts) narrow(m *message) {
+	o.dl = deadline.Earliest(o.dl, o.finish)
+	if m.ext == nil || m.ext.finish.IsZero() {
+		m.setFinish(o.finish)
+	}
+}
