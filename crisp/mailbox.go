@@ -95,8 +95,8 @@ type bound struct {
 	capacity int64 // 0: unbounded
 	wait     bool  // WaitWhenFull
 	n        atomic.Int64
-	waiters  atomic.Int32  // senders in wq
-	wmu      sync.Mutex    // guards wq
+	waiters  atomic.Int32    // senders in wq
+	wmu      sync.Mutex      // guards wq
 	wq       []chan struct{} // senders waiting for room, oldest first
 
 	adm *admission // nil without WithAdmission
@@ -142,13 +142,20 @@ func (a *core) pass(m *message, j job, o *sendOpts) bool {
 	return true
 }
 
-// reserve takes a place in the mailbox, if one is free.
+// reserve takes a place in the mailbox, if one is free. A
+// compare-and-swap loop rather than an add undone on failure: the count
+// never passes the capacity, even for an instant, so no sender is
+// refused for a place another has only tried to take.
 func (b *bound) reserve() bool {
-	if b.n.Add(1) <= b.capacity {
-		return true
+	for {
+		n := b.n.Load()
+		if n >= b.capacity {
+			return false
+		}
+		if b.n.CompareAndSwap(n, n+1) {
+			return true
+		}
 	}
-	b.unreserve()
-	return false
 }
 
 // unreserve gives a place back and wakes the oldest waiting sender. It
@@ -229,21 +236,26 @@ func (a *core) waitRoom(m *message, j job, o *sendOpts) error {
 	}
 	ch := make(chan struct{}, 1)
 	for {
-		if a.stopped() {
-			return ErrStopped
-		}
 		b.wmu.Lock()
 		b.wq = append(b.wq, ch)
 		b.waiters.Add(1)
 		b.wmu.Unlock()
-		// A place freed before the registration above woke nobody:
-		// look once more.
+		// Stop sets its flag before it wakes the waiters, and a place
+		// freed before the registration above woke nobody: look once
+		// more at both.
+		if a.stopped() {
+			b.dropWaiter(ch)
+			return ErrStopped
+		}
 		if b.reserve() {
 			b.dropWaiter(ch)
 			return nil
 		}
 		select {
 		case <-ch:
+			if a.stopped() {
+				return ErrStopped
+			}
 			if b.reserve() {
 				return nil
 			}

@@ -256,7 +256,7 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 	}
 	if o.ctx != nil && !o.mergeContext() {
 		m.state.Store(stCancelled)
-		j.fail(o.ctx.Err())
+		a.report(j, o.ctx.Err()) // a Tell's is a dead letter
 		return false
 	}
 	if o.cost > 0 && !o.dl.IsZero() {
