@@ -18,10 +18,14 @@ import (
 //     then cancelled if the parent's context ends before it starts, and
 //     bounded by that context's deadline;
 //   - its finishing deadline, if the parent was sent with a deadline and
-//     a Cost: the child's start deadline is the earlier of its own and
-//     the parent's finishing deadline (the parent's deadline before Cost
-//     took its run time off). Work the parent asks for after it should
-//     have finished is worthless to it.
+//     a Cost (the parent's deadline before Cost took its run time off):
+//     the child's deadline is the earlier of its own and the parent's
+//     finishing deadline, and the child's own Cost, if any, is taken off
+//     that. A child without a Cost must so start by the parent's
+//     finishing deadline; one with a Cost, finish by it. Work the parent
+//     asks for after it should have finished is worthless to it. A
+//     child without a Cost passes the parent's finishing deadline on to
+//     its own children.
 //
 // Inheritance only narrows: a child never gets a later deadline than it
 // asked for, nor loses a context it was given.
@@ -101,14 +105,14 @@ func (m *message) setFinish(t time.Time) {
 	m.ext.finish = t
 }
 
-// narrow bounds the message's start deadline by the inherited finishing
-// deadline, and passes that on to its own children unless its Cost gave
-// it an earlier one.
+// narrow bounds the message's deadline by the inherited finishing
+// deadline (its Cost, if any, is taken off after), and passes that on to
+// its own children unless its Cost will give it an earlier one.
 //
 //go:noinline
 func (o *sendOpts) narrow(m *message) {
 	o.dl = deadline.Earliest(o.dl, o.finish)
-	if m.ext == nil || m.ext.finish.IsZero() {
+	if o.cost == 0 {
 		m.setFinish(o.finish)
 	}
 }

@@ -259,12 +259,12 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 		a.report(j, o.ctx.Err()) // a Tell's is a dead letter
 		return false
 	}
-	if o.cost > 0 && !o.dl.IsZero() {
-		m.setFinish(deadline.Earliest(o.dl, o.finish))
-		o.dl = o.dl.Add(-o.cost)
-	}
 	if !o.finish.IsZero() {
 		o.narrow(m)
+	}
+	if o.cost > 0 && !o.dl.IsZero() {
+		m.setFinish(o.dl)
+		o.dl = o.dl.Add(-o.cost)
 	}
 	m.item.Deadline = o.dl
 	if !o.dl.IsZero() {
