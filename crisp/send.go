@@ -101,9 +101,15 @@ func Key(k any) SendOption { return SendOption{kind: optKey, v: k} }
 // group's worker) runs meanwhile. The future resolves
 // exactly once: with fn's results, or with a *deadline.MissedError if fn
 // could not start by the message's deadline, a *PanicError if fn
-// panicked, ErrStopped if the actor stopped first, or the context's error.
+// panicked, ErrStopped if the actor stopped first, the context's error,
+// or, refused at send, a *FullError (WithCapacity) or an
+// *InfeasibleError (WithAdmission). Sent from a handler, the message
+// inherits the handler's context and finishing deadline unless sent
+// Detached (see the package documentation).
 //
-// Call never blocks. It panics if to or fn is nil.
+// Call never blocks, unless the actor was spawned with
+// WithCapacity(n, WaitWhenFull) and its mailbox is full. It panics if to
+// or fn is nil.
 func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOption) *future.Future[T] {
 	a := actorOf(to, "Call")
 	if fn == nil {
@@ -137,7 +143,9 @@ func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...Sen
 // Tell sends fn to an actor (or a group) without a future: fire and forget. It obeys
 // the same options and order as Call; a Tell that misses its deadline is
 // reported only to the actor's miss hook, and one that panics only to the
-// system's logger. Tell never blocks. It panics if to or fn is nil.
+// system's logger; every failure of a Tell also goes to the system's
+// dead-letter hook (WithDeadLetters). Tell blocks only as Call does, on a
+// full mailbox with WaitWhenFull. It panics if to or fn is nil.
 func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 	a := actorOf(to, "Tell")
 	if fn == nil {
