@@ -122,6 +122,9 @@ func newBound(cfg *actorConfig) *bound {
 //go:noinline
 func (a *core) pass(m *message, j job, o *sendOpts) bool {
 	b := a.bound
+	if a.stopped() {
+		return true // admit fails it with ErrStopped, which says more
+	}
 	if b.capacity > 0 && !b.reserve() {
 		err := a.waitRoom(m, j, o)
 		if err != nil {
