@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,8 +33,14 @@ import (
 //     ahead of some);
 //
 // plus, for each handler running, what is left of its estimate (nothing
-// if it has run longer), all divided by the number of workers (1 for a
-// single actor). The message is refused if the clock's reading at send
+// if it has run longer). The wait is nothing if the handlers running and
+// the messages ahead are fewer than the workers (one will be free for
+// it). Under EDF with at most 64 messages ahead, it is worked out as the
+// actor (the group) would go if nothing more urgent arrived: each
+// message ahead, in EDF order, takes the worker free first, and takes no
+// time if it would start at or after its start deadline (it will miss).
+// Otherwise it is the sum divided by the number of workers (1 for a
+// single actor), which overestimates: it counts work that will miss. The message is refused if the clock's reading at send
 // plus that wait is at or after D. The queued messages are kept in a
 // balanced search tree (a treap) ordered by start deadline with the sum
 // of estimates in each subtree: a send costs O(log n) under its own
@@ -96,6 +103,7 @@ type admission struct {
 	mu      sync.Mutex
 	root    *admEntry // queued messages with a deadline (EDF only), by deadline then seq
 	total   time.Duration
+	count   int // entries, in the tree or not
 	seq     uint64
 	running map[*Proc]runEstimate
 	avg     time.Duration // the measured run time, an EWMA; 0 until measured
@@ -117,6 +125,7 @@ type admEntry struct {
 
 	prio uint32
 	sum  time.Duration // of cost over the subtree
+	n    int           // entries in the subtree
 	l, r *admEntry
 }
 
@@ -150,9 +159,10 @@ func (a *core) admitWork(m *message, j job, o *sendOpts) error {
 	ad.seq++
 	e.seq = ad.seq
 	ad.total += e.cost
+	ad.count++
 	if ad.edf && !o.dl.IsZero() {
 		e.inTree, e.prio = true, rand.Uint32()
-		e.sum = e.cost
+		e.sum, e.n = e.cost, 1
 		l, r := split(ad.root, e)
 		ad.root = merge(merge(l, e), r)
 	}
@@ -167,9 +177,15 @@ func (a *core) admitWork(m *message, j job, o *sendOpts) error {
 // wait is the estimated time before a message with start deadline dl,
 // sent at now, starts. Called with ad.mu held.
 func (ad *admission) wait(now, dl time.Time, workers int) time.Duration {
-	ahead := ad.total
+	ahead, n := ad.total, ad.count
 	if ad.edf {
-		ahead = sumUpTo(ad.root, dl)
+		ahead, n = sumUpTo(ad.root, dl)
+	}
+	if len(ad.running)+n < workers {
+		return 0 // a worker will be free for it
+	}
+	if ad.edf && n <= listLimit {
+		return ad.listWait(now, dl, workers)
 	}
 	for _, r := range ad.running {
 		if left := r.cost - now.Sub(r.start); left > 0 {
@@ -179,10 +195,45 @@ func (ad *admission) wait(now, dl time.Time, workers int) time.Duration {
 	return ahead / time.Duration(max(workers, 1))
 }
 
+// listLimit is the most messages ahead for which the wait is worked
+// out message by message (listWait); beyond it, the sum (over the
+// workers) stands in.
+const listLimit = 64
+
+// listWait is the wait of a message with start deadline dl on an actor
+// or a group of workers under EDF, worked out as it would go if nothing
+// more urgent arrived: each worker is free when what is left of its
+// running handler's estimate has passed (at once if it runs nothing),
+// each message ahead, in EDF order, takes the worker free first (and no
+// time at all if that is at or after its start deadline: it will miss),
+// and the new message the worker free first after them. Called with
+// ad.mu held.
+func (ad *admission) listWait(now, dl time.Time, workers int) time.Duration {
+	free := make([]time.Duration, 0, workers)
+	for _, r := range ad.running {
+		free = append(free, max(r.cost-now.Sub(r.start), 0))
+	}
+	slices.Sort(free)
+	if len(free) > workers { // suspended processes holding workers: the longest count
+		free = free[len(free)-workers:]
+	}
+	for len(free) < workers {
+		free = append(free, 0)
+	}
+	eachUpTo(ad.root, dl, func(e *admEntry) {
+		i := slices.Index(free, slices.Min(free))
+		if now.Add(free[i]).Before(e.dl) { // else it will miss, taking no time
+			free[i] += e.cost
+		}
+	})
+	return slices.Min(free)
+}
+
 // leave forgets e: its message has started or been decided.
 func (ad *admission) leave(e *admEntry) {
 	ad.mu.Lock()
 	ad.total -= e.cost
+	ad.count--
 	if e.inTree {
 		l, r := split(ad.root, e)
 		ad.root = merge(l, removeMin(r)) // e is the least of r
@@ -251,7 +302,17 @@ func sumOf(t *admEntry) time.Duration {
 	return t.sum
 }
 
-func (t *admEntry) fix() { t.sum = t.cost + sumOf(t.l) + sumOf(t.r) }
+func countOf(t *admEntry) int {
+	if t == nil {
+		return 0
+	}
+	return t.n
+}
+
+func (t *admEntry) fix() {
+	t.sum = t.cost + sumOf(t.l) + sumOf(t.r)
+	t.n = 1 + countOf(t.l) + countOf(t.r)
+}
 
 // split returns the entries of t before k, and those at or after it.
 func split(t, k *admEntry) (l, r *admEntry) {
@@ -297,17 +358,33 @@ func removeMin(t *admEntry) *admEntry {
 	return t
 }
 
+// eachUpTo calls f on the entries with deadline at or before dl, in
+// order.
+func eachUpTo(t *admEntry, dl time.Time, f func(*admEntry)) {
+	if t == nil {
+		return
+	}
+	eachUpTo(t.l, dl, f)
+	if t.dl.After(dl) {
+		return
+	}
+	f(t)
+	eachUpTo(t.r, dl, f)
+}
+
 // sumUpTo returns the sum of the costs of the entries with deadline at
-// or before dl.
-func sumUpTo(t *admEntry, dl time.Time) time.Duration {
+// or before dl, and their number.
+func sumUpTo(t *admEntry, dl time.Time) (time.Duration, int) {
 	var s time.Duration
+	n := 0
 	for t != nil {
 		if t.dl.After(dl) {
 			t = t.l
 		} else {
 			s += t.cost + sumOf(t.l)
+			n += 1 + countOf(t.l)
 			t = t.r
 		}
 	}
-	return s
+	return s, n
 }

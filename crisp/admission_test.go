@@ -148,3 +148,32 @@ func TestAdmissionLearnsHandlerRunTimes(t *testing.T) {
 		g.open()
 	})
 }
+
+func TestAdmissionCountsAFreeWorkerAsNoWait(t *testing.T) {
+	sys, _ := newSystem(t)
+	grp := crisp.SpawnGroup(sys, []*state{{}, {}}, crisp.WithAdmission())
+	release := make(chan struct{})
+	started := make(chan struct{})
+	crisp.Tell(grp, func(*crisp.Proc, *state) {
+		close(started)
+		<-release
+	}, crisp.By(t0.Add(time.Hour)), crisp.Cost(time.Minute)) // one worker busy for a minute, by its hint
+	<-started
+	defer close(release)
+	// The other worker is free: no wait, however long the running one's
+	// hint.
+	f := crisp.Call(grp, record("urgent"), crisp.Within(time.Millisecond), crisp.Cost(time.Microsecond))
+	v, err := f.Get()
+	require.NoError(t, err)
+	assert.Equal(t, "urgent", v)
+	// With both busy, a message that must start within a millisecond
+	// would wait for half a minute by the estimate.
+	hold := make(chan struct{})
+	defer close(hold)
+	began := make(chan struct{})
+	crisp.Tell(grp, func(*crisp.Proc, *state) { close(began); <-hold }, crisp.By(t0.Add(time.Hour)), crisp.Cost(time.Minute))
+	<-began
+	_, err = crisp.Call(grp, record("late"), crisp.Within(time.Millisecond), crisp.Cost(time.Microsecond)).Get()
+	inf := requireInfeasible(t, err)
+	assert.Equal(t, time.Minute, inf.Wait, "two minutes of running hints over two workers")
+}

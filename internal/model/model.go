@@ -680,20 +680,56 @@ func (s *sim) refuse(x *actor, m *Msg, dl time.Duration, hasDL bool) string {
 		return ""
 	}
 	var ahead time.Duration
+	var aheadItems []*item
 	for _, it := range x.list {
 		if it.proc != nil {
 			continue
 		}
 		if x.pol != EDF || it.hasDL && it.dl <= dl {
 			ahead += it.cost
+			aheadItems = append(aheadItems, it)
 		}
 	}
-	for _, r := range x.running {
-		if left := r.cost - (s.now - r.start); left > 0 {
-			ahead += left
-		}
+	w := max(x.workers, 1)
+	if len(x.running)+len(aheadItems) < w {
+		return "" // a worker will be free for it
 	}
-	wait := ahead / time.Duration(max(x.workers, 1))
+	var wait time.Duration
+	if x.pol == EDF && len(aheadItems) <= 64 {
+		// As the group would go: each message ahead, in EDF order,
+		// takes the worker free first.
+		var free []time.Duration
+		for _, r := range x.running {
+			free = append(free, max(r.cost-(s.now-r.start), 0))
+		}
+		slices.Sort(free)
+		if len(free) > w {
+			free = free[len(free)-w:]
+		}
+		for len(free) < w {
+			free = append(free, 0)
+		}
+		slices.SortFunc(aheadItems, func(a, b *item) int {
+			if a.dl != b.dl {
+				return cmpDur(a.dl, b.dl)
+			}
+			return cmpU(a.seq, b.seq)
+		})
+		for _, it := range aheadItems {
+			i := slices.Index(free, slices.Min(free))
+			if s.now+free[i] < it.dl { // else it will miss, taking no time
+				free[i] += it.cost
+			}
+		}
+		wait = slices.Min(free)
+	} else {
+		for _, r := range x.running {
+			if left := r.cost - (s.now - r.start); left > 0 {
+				ahead += left
+			}
+		}
+		wait = ahead / time.Duration(w)
+	}
 	if s.now+wait >= dl {
 		return OutInfeasible(wait)
 	}
