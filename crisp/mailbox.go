@@ -44,8 +44,11 @@ const (
 	// WaitWhenFull makes the sender of a message to a full mailbox wait
 	// until there is room, until the message's start deadline (then a
 	// *FullError with Waited set), or until the message's context ends
-	// (then the context's error). A handler sending to its own actor,
-	// which cannot make room while it waits, fails at once instead.
+	// (then the context's error). A handler that waits holds its own
+	// actor (its worker) meanwhile; one sending to its own actor, which
+	// cannot make room while it waits, fails at once instead. Handlers
+	// of two actors waiting for room in each other's full mailboxes wait
+	// for each other: give such sends a deadline or a context.
 	WaitWhenFull
 )
 

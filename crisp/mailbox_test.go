@@ -267,3 +267,20 @@ func TestAGroupsCapacityCountsItsQueueNotItsWorkers(t *testing.T) {
 func TestWithCapacityBelowOneIsAMisusePanic(t *testing.T) {
 	assert.PanicsWithValue(t, "crisp: WithCapacity with a capacity less than 1", func() { crisp.WithCapacity(0, crisp.FailWhenFull) })
 }
+
+// A bounded mailbox costs a send no allocation: its count is an atomic
+// integer in the actor. Nor does Detached, a plain value.
+func TestABoundedMailboxSendAllocatesNoMore(t *testing.T) {
+	sys, _ := newSystem(t)
+	a := crisp.Spawn(sys, &state{}, crisp.WithCapacity(1000, crisp.FailWhenFull))
+	b := crisp.Spawn(sys, &state{})
+	ga, gb := newGate(), newGate()
+	hold(t, a, ga)
+	hold(t, b, gb)
+	defer ga.open()
+	defer gb.open()
+	noop := func(*crisp.Proc, *state) {}
+	plain := testing.AllocsPerRun(100, func() { crisp.Tell(b, noop) })
+	bounded := testing.AllocsPerRun(100, func() { crisp.Tell(a, noop, crisp.Detached()) })
+	assert.Equal(t, plain, bounded)
+}
