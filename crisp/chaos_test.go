@@ -470,8 +470,12 @@ func (c *chaosRun) handle(p *crisp.Proc, s *chaosState, self *chaosActor, m *cha
 		case step < 80 && !inGroup:
 			// Get on a future of the own actor: a self-deadlock error, not a hang.
 			f := crisp.Call(self, func(*crisp.Proc, *chaosState) (int, error) { return 0, nil })
-			// It inherits the handler's context (propagate.go), which may end.
-			if _, err := f.Get(); err != nil && !errors.Is(err, crisp.ErrDeadlock) && !errors.Is(err, crisp.ErrStopped) && p.Context().Err() == nil {
+			// It inherits the handler's context (propagate.go), which may
+			// end, and whose deadline it may miss.
+			_, err := f.Get()
+			_, ctxDL := p.Context().Deadline()
+			inherited := p.Context().Err() != nil || ctxDL && errors.Is(err, deadline.ErrMissed)
+			if err != nil && !errors.Is(err, crisp.ErrDeadlock) && !errors.Is(err, crisp.ErrStopped) && !inherited {
 				c.violation("c%d: Get on its own actor: %v", m.id, err)
 			}
 		case step < 90 && depth < 2:

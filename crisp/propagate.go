@@ -39,12 +39,52 @@ import (
 // recorded (inheriting is not zero): other programs pay one atomic load
 // of a global that is written only when such handlers start and end,
 // and handlers without a context or a Cost pay nothing. A recorded
-// handler costs a map store and delete; a send while one runs anywhere
-// in the process, a map lookup.
+// handler costs a map store and delete under one of 64 mutexes; a send
+// while one runs anywhere in the process, a lookup under one.
 
 // parents maps the goroutine of each running handler with something to
-// pass on (gid.ID) to its message.
-var parents sync.Map
+// pass on to its message. Plain maps under sharded mutexes, rather than
+// a sync.Map, whose Store allocates for each new key: every handler
+// with a context would pay an allocation.
+var parents parentTable
+
+type parentTable struct{ shards [64]parentShard }
+
+type parentShard struct {
+	mu sync.Mutex // guards m
+	m  map[gid.ID]*message
+	_  [48]byte // a cache line each
+}
+
+func (t *parentTable) shard(g gid.ID) *parentShard {
+	u := uintptr(g)
+	return &t.shards[(u>>6^u>>12)%64] // g descriptors are a few hundred bytes apart
+}
+
+func (t *parentTable) store(g gid.ID, m *message) {
+	s := t.shard(g)
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = make(map[gid.ID]*message)
+	}
+	s.m[g] = m
+	s.mu.Unlock()
+}
+
+func (t *parentTable) load(g gid.ID) *message {
+	s := t.shard(g)
+	s.mu.Lock()
+	m := s.m[g]
+	s.mu.Unlock()
+	return m
+}
+
+func (t *parentTable) delete(g gid.ID) {
+	s := t.shard(g)
+	s.mu.Lock()
+	delete(s.m, g)
+	s.mu.Unlock()
+}
 
 // inheriting counts the entries of parents, on a cache line of its own:
 // every send reads it.
@@ -64,11 +104,11 @@ func Detached() SendOption { return SendOption{kind: optDetached} }
 //
 //go:noinline
 func (o *sendOpts) inherit() {
-	v, ok := parents.Load(gid.Current())
-	if !ok {
+	m := parents.load(gid.Current())
+	if m == nil {
 		return
 	}
-	x := v.(*message).ext // set: only messages with an ext are recorded
+	x := m.ext // set: only messages with an ext are recorded
 	if o.ctx == nil {
 		o.ctx = x.ctx
 	}
@@ -85,10 +125,10 @@ func (x *msgExt) passesOn() bool { return x.ctx != nil || !x.finish.IsZero() }
 //go:noinline
 func (a *core) invokeInheriting(p *Proc, j job, m *message) {
 	g := gid.Current()
-	parents.Store(g, m)
+	parents.store(g, m)
 	inheriting.n.Add(1)
 	defer func() {
-		parents.Delete(g)
+		parents.delete(g)
 		inheriting.n.Add(-1)
 	}()
 	a.invoke(p, j)
