@@ -24,7 +24,9 @@ type DeadLetter struct {
 
 // WithDeadLetters sets a function told of every Tell of the system that
 // could not be delivered or started, or whose handler panicked, with the
-// reason (the failures a Call's future would have received). It runs on
+// reason (the failures a Call's future would have received). A detached
+// Then continuation (one whose result nobody waits for) that fails counts
+// as a Tell. It runs on
 // whichever goroutine decided the outcome (a sender, a runner, the
 // watchdog) and must be quick; it must not block; a panic in it is
 // logged and otherwise ignored. A nil f keeps the default: no hook.
