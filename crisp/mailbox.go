@@ -263,6 +263,9 @@ func (a *core) waitRoom(m *message, j job, o *sendOpts) error {
 				return ErrStopped
 			}
 			if b.reserve() {
+				if o.haveNow {
+					o.now = a.sys.now() // admission control estimates from here
+				}
 				return nil
 			}
 			// Another sender took the place first: wait again, at the

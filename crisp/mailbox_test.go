@@ -284,3 +284,33 @@ func TestABoundedMailboxSendAllocatesNoMore(t *testing.T) {
 	bounded := testing.AllocsPerRun(100, func() { crisp.Tell(a, noop, crisp.Detached()) })
 	assert.Equal(t, plain, bounded)
 }
+
+// A sender that waited for room is then judged by admission control as
+// of the moment the room came, not of its send.
+func TestAdmissionAfterAWaitForRoomEstimatesFromThen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := crisp.NewSystem(crisp.WithLogger(quiet))
+		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+		a := crisp.Spawn(sys, &state{}, crisp.WithCapacity(1, crisp.WaitWhenFull), crisp.WithAdmission())
+		g := newGate()
+		hold(t, a, g)
+		start := time.Now()
+		first := crisp.Call(a, func(*crisp.Proc, *state) (string, error) {
+			time.Sleep(10 * time.Millisecond)
+			return "first", nil
+		}, crisp.Within(time.Hour), crisp.Cost(10*time.Millisecond))
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			g.open()
+		}()
+		// Waits for room until first starts, 20ms on; then first's 10ms
+		// are ahead of its start deadline, 25ms after the send.
+		_, err := crisp.Call(a, record("second"), crisp.Within(30*time.Millisecond), crisp.Cost(5*time.Millisecond)).Get()
+		var inf *crisp.InfeasibleError
+		require.ErrorAs(t, err, &inf)
+		assert.Equal(t, start.Add(20*time.Millisecond), inf.At)
+		assert.Equal(t, 10*time.Millisecond, inf.Wait)
+		_, err = first.Get()
+		require.NoError(t, err)
+	})
+}
