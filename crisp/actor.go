@@ -65,6 +65,7 @@ type core struct {
 	failed       *failures  // outcomes to deliver after unlocking; nil when none
 	coop         *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
 	grp          *group     // nil for a single actor
+	bound        *bound     // capacity and admission control (mailbox.go); nil without. Set at Spawn.
 	wd           watchdog.Entry
 	sprev        *core // live-list links, guarded by the shard's mu
 	snext        *core
@@ -123,6 +124,9 @@ type actorConfig struct {
 	name     string
 	typeName string // the state type's, the name of an actor without WithName
 	onMiss   func(*deadline.MissedError)
+	capacity int64 // WithCapacity's; 0 if unbounded
+	whenFull WhenFull
+	admit    bool // WithAdmission
 }
 
 // typeConfigs holds, for each state type, the configuration of its
@@ -200,6 +204,7 @@ func (a *Actor[S]) init(sys *System, state S, opts []ActorOption, op string) {
 	a.state = state
 	a.sys = sys
 	a.cfg = configFor[S](opts)
+	a.bound = newBound(a.cfg)
 	a.flags.Store((shardSeq.Add(1) % nShards) << shardShift)
 	a.wdKey.Store(noWatch)
 	if sys.closed.Load() {
@@ -293,6 +298,7 @@ func (a *core) stop() {
 	}
 	a.unlock()
 	a.failStrays(stray)
+	a.stopBound()
 }
 
 // failStrays fails messages pushed to a stopped actor's intake: a list

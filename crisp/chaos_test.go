@@ -470,13 +470,20 @@ func (c *chaosRun) handle(p *crisp.Proc, s *chaosState, self *chaosActor, m *cha
 		case step < 80 && !inGroup:
 			// Get on a future of the own actor: a self-deadlock error, not a hang.
 			f := crisp.Call(self, func(*crisp.Proc, *chaosState) (int, error) { return 0, nil })
-			if _, err := f.Get(); err != nil && !errors.Is(err, crisp.ErrDeadlock) && !errors.Is(err, crisp.ErrStopped) {
+			// It inherits the handler's context (propagate.go), which may
+			// end, and whose deadline it may miss.
+			_, err := f.Get()
+			_, ctxDL := p.Context().Deadline()
+			inherited := p.Context().Err() != nil || ctxDL && errors.Is(err, deadline.ErrMissed)
+			if err != nil && !errors.Is(err, crisp.ErrDeadlock) && !errors.Is(err, crisp.ErrStopped) && !inherited {
 				c.violation("c%d: Get on its own actor: %v", m.id, err)
 			}
 		case step < 90 && depth < 2:
 			c.send(r, other(), depth+1, false)
 		case depth < 2 && i == len(plan)-1:
-			f := crisp.Call(other(), func(p *crisp.Proc, _ *chaosState) (int, error) { return 2, nil })
+			// Detached: its outcome becomes this message's, which check()
+			// judges by this message's own deadline and context.
+			f := crisp.Call(other(), func(p *crisp.Proc, _ *chaosState) (int, error) { return 2, nil }, crisp.Detached())
 			return crisp.Then(p, f, func(p *crisp.Proc, _ *chaosState, v int, err error) crisp.Next[*chaosState, int] {
 				return crisp.Return[*chaosState](v, err)
 			})

@@ -554,6 +554,11 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 		Resumed:  true,
 	}
 	setJob(&c.item, c)
+	if x := p.m.ext; x != nil && x.passesOn() {
+		// The continuation goes on with its handler's request: its sends
+		// inherit as the handler's would (propagate.go).
+		c.ext = &msgExt{ctx: x.ctx, finish: x.finish}
+	}
 	c.state.Store(stSuspended)
 	core := &a.core
 	core.mu.Lock()

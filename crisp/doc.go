@@ -42,6 +42,32 @@
 // and start in the order they were sent. [Call] and [Tell] send to an
 // [Actor] or a [Group] alike (each is a [Ref]).
 //
+// # Overload
+//
+// Under overload an actor says no early. [WithCapacity] bounds its
+// mailbox: a message sent to a full one fails at once with a
+// [*FullError] ([FailWhenFull]), or its sender waits for room, bounded
+// by the message's deadline and context ([WaitWhenFull]).
+// [WithAdmission] refuses at send, with an [*InfeasibleError], a message
+// that by the actor's estimate (its [Cost] hints, or its measured
+// handler times) could not start by its deadline. Neither refusal is a
+// miss: errors.Is(err, deadline.ErrMissed) is false. Tells, which have
+// no future, report every failure to the system's dead-letter hook
+// ([WithDeadLetters]).
+//
+// # Deadline propagation
+//
+// A message sent from inside a handler inherits from the handler's
+// message its context (unless it has one of its own) and, if that
+// message was sent with a deadline and a [Cost], its finishing
+// deadline: the child's deadline is the earlier of its own and the
+// parent's finishing deadline, and the child's own Cost, if any, is
+// taken off that. Inheritance only narrows: a child never gets a later
+// deadline than it asked for. [Detached] opts out. A send finds its
+// handler by the calling goroutine's identity, in a table that holds
+// only the handlers with something to pass on: when none runs, a send
+// pays one atomic load.
+//
 // # Goroutines
 //
 // A [System] owns every goroutine it starts and ends them in

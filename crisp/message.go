@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/benbjohnson/clock"
@@ -49,6 +50,7 @@ type message struct {
 	// actor's intake.
 	linked     bool     // in the actor's list: queued, ready, or suspended
 	inQ        bool     // pushed into the actor's policy queue, and not yet popped or removed from it
+	counted    bool     // holds a place in its actor's bound until it starts or is decided (mailbox.go)
 	prev, next *message // the actor's list
 	dli        int      // position in the actor's deadline index
 
@@ -63,6 +65,8 @@ type msgExt struct {
 	keys    []keyRef    // the data the message synchronises on (see group.go)
 	blocked int         // keys whose line it does not head, or that are held
 	key1    [1]keyRef   // keys' storage when there is only one
+	adm     *admEntry   // its admission control record (admission.go)
+	finish  time.Time   // the finishing deadline its handler's sends inherit (propagate.go)
 }
 
 // releaseCtx stops watching the context once the message has started or

@@ -107,13 +107,19 @@ func (a *core) fail(j job, err error) {
 // report is fail for a message that no longer watches a context, or
 // whose context has ended: it leaves the message's ext.stop alone.
 func (a *core) report(j job, err error) {
+	m := j.hdr()
+	if m.counted {
+		a.uncount(m)
+	}
 	j.fail(err)
 	if j.answered() {
 		return
 	}
+	if a.sys.onDead != nil {
+		a.deadLetter(m, j, err)
+	}
 	// A Tell has no future: a panic or a policy failure would otherwise
 	// go unseen.
-	m := j.hdr()
 	switch e := err.(type) {
 	case *PanicError:
 		a.sys.log.LogAttrs(m.logContext(), slog.LevelError, "handler panicked",
@@ -149,6 +155,9 @@ func (m *message) deadlineAttr() slog.Attr {
 // actor's miss hook.
 func (a *core) miss(m *message, now time.Time) {
 	j := jobOf(&m.item)
+	if m.counted {
+		a.uncount(m)
+	}
 	err := &deadline.MissedError{
 		Actor:    a.displayName(),
 		Message:  m.name(j),
@@ -165,6 +174,9 @@ func (a *core) miss(m *message, now time.Time) {
 	}
 	if a.cfg.onMiss != nil {
 		a.callMissHook(m, err)
+	}
+	if a.sys.onDead != nil && !j.answered() {
+		a.deadLetter(m, j, err)
 	}
 }
 

@@ -306,13 +306,23 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 	if m.checked() && a.late(m) {
 		return // the caller releases its keys
 	}
+	if m.counted {
+		a.started(p, m)
+	}
 	m.state.Store(stRunning)
 	if m.ext != nil {
 		m.ext.releaseCtx()
 	}
 	a.beginHandler()
 	p.m = m
-	a.invoke(p, j)
+	if m.ext != nil && m.ext.passesOn() {
+		a.invokeInheriting(p, j, m)
+	} else {
+		a.invoke(p, j)
+	}
+	if a.bound != nil {
+		a.finished(p)
+	}
 	p.m = nil
 	if p.thens != nil {
 		clear(p.thens) // keep the array, not the continuations

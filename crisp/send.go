@@ -33,6 +33,7 @@ const (
 	optName
 	optKey
 	optCost
+	optDetached
 )
 
 // Within gives the message a start deadline d from now on the system's
@@ -100,9 +101,15 @@ func Key(k any) SendOption { return SendOption{kind: optKey, v: k} }
 // group's worker) runs meanwhile. The future resolves
 // exactly once: with fn's results, or with a *deadline.MissedError if fn
 // could not start by the message's deadline, a *PanicError if fn
-// panicked, ErrStopped if the actor stopped first, or the context's error.
+// panicked, ErrStopped if the actor stopped first, the context's error,
+// or, refused at send, a *FullError (WithCapacity) or an
+// *InfeasibleError (WithAdmission). Sent from a handler, the message
+// inherits the handler's context and finishing deadline unless sent
+// Detached (see the package documentation).
 //
-// Call never blocks. It panics if to or fn is nil.
+// Call never blocks, unless the actor was spawned with
+// WithCapacity(n, WaitWhenFull) and its mailbox is full. It panics if to
+// or fn is nil.
 func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOption) *future.Future[T] {
 	a := actorOf(to, "Call")
 	if fn == nil {
@@ -136,7 +143,9 @@ func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...Sen
 // Tell sends fn to an actor (or a group) without a future: fire and forget. It obeys
 // the same options and order as Call; a Tell that misses its deadline is
 // reported only to the actor's miss hook, and one that panics only to the
-// system's logger. Tell never blocks. It panics if to or fn is nil.
+// system's logger; every failure of a Tell also goes to the system's
+// dead-letter hook (WithDeadLetters). Tell blocks only as Call does, on a
+// full mailbox with WaitWhenFull. It panics if to or fn is nil.
 func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 	a := actorOf(to, "Tell")
 	if fn == nil {
@@ -158,6 +167,9 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 	setJob(&m.item, j)
 	var o sendOpts
 	o.read(m, opts)
+	if inheriting.n.Load() != 0 && !o.detached {
+		o.inherit() // a handler somewhere passes something on: see propagate.go
+	}
 	if o.hasWithin || !o.by.IsZero() {
 		// Here rather than in admit: one frame fewer under the clock's
 		// on a handler's small stack.
@@ -207,6 +219,8 @@ type sendOpts struct {
 	dl        time.Time // the start deadline, set by admit; zero if none
 	ctx       context.Context
 	cost      time.Duration
+	detached  bool      // Detached: inherit nothing
+	finish    time.Time // the sending handler's finishing deadline, inherited; zero if none
 }
 
 // read applies opts to m's item and gathers the rest in o.
@@ -234,6 +248,8 @@ func (o *sendOpts) read(m *message, opts []SendOption) {
 			}
 		case optCost:
 			o.cost = time.Duration(opt.n)
+		case optDetached:
+			o.detached = true
 		}
 	}
 }
@@ -248,10 +264,14 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 	}
 	if o.ctx != nil && !o.mergeContext() {
 		m.state.Store(stCancelled)
-		j.fail(o.ctx.Err())
+		a.report(j, o.ctx.Err()) // a Tell's is a dead letter
 		return false
 	}
+	if !o.finish.IsZero() {
+		o.narrow(m)
+	}
 	if o.cost > 0 && !o.dl.IsZero() {
+		m.setFinish(o.dl)
 		o.dl = o.dl.Add(-o.cost)
 	}
 	m.item.Deadline = o.dl
@@ -264,6 +284,9 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 			a.miss(m, o.now)
 			return false
 		}
+	}
+	if a.bound != nil && !a.pass(m, j, o) {
+		return false
 	}
 	if o.ctx != nil {
 		a.watchContext(m, o.ctx)

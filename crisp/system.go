@@ -33,6 +33,7 @@ type System struct {
 	realClock bool      // clk is clock.New()'s: now reads the monotonic clock only
 	log       *slog.Logger
 	wd        *watchdog.Watchdog
+	onDead    func(DeadLetter) // WithDeadLetters's; nil if none
 
 	closed atomic.Bool
 	// busy counts actors held by a goroutine (running work or about to);

@@ -23,7 +23,7 @@ func init() {
 
 // timelinessCmd is `crispbench timeliness`.
 type timelinessCmd struct {
-	Section  string        `arg:"" optional:"" enum:"lag,lateness,quality,overhead,all" default:"all" help:"Section to run: lag, lateness, quality, overhead or all."`
+	Section  string        `arg:"" optional:"" enum:"lag,lateness,quality,overload,overhead,all" default:"all" help:"Section to run: lag, lateness, quality, overload, overhead or all."`
 	Format   string        `enum:"md,json" default:"md" help:"Output format: md (markdown tables) or json."`
 	Chart    string        `placeholder:"FILE.svg" help:"Write the section's chart to FILE.svg (a single section only)."`
 	ChartDir string        `placeholder:"DIR" help:"Write each section's chart to DIR/SECTION.svg."`
@@ -49,6 +49,9 @@ tables (or JSON), optionally with an SVG chart:
             never yield
   lateness  virtual time: start slack and non-preemptive blocking per policy
   quality   virtual time: miss ratio and useful work against utilisation
+  overload  virtual time: admission control against EDF+Cost and plain EDF
+            at utilisation 1.3 and 2.0: useful work, refusals, misses,
+            and how soon senders learn of work not done
   overhead  real clock: throughput with deadlines on and off, watchdog CPU
 
 docs/timeliness.md explains every figure.
@@ -56,6 +59,7 @@ docs/timeliness.md explains every figure.
 Examples:
 
     crispbench timeliness quality --chart quality.svg
+    crispbench timeliness overload --quick
     crispbench timeliness all --repeat 3 --chart-dir docs/timeliness
     crispbench timeliness lag --quick --format json
     crispbench timeliness lag --hogs 4 --repeat 2

@@ -48,6 +48,8 @@ func TestConformance(t *testing.T) {
 	opt := options()
 	var (
 		checked, boundary int
+		bounded, full     int // programs with bounded actors; Calls refused as full
+		infeasible        int // Calls refused by admission control
 		skipped           = map[string]int{}
 		failures          int
 	)
@@ -70,6 +72,17 @@ func TestConformance(t *testing.T) {
 			}
 		}
 		checked++
+		if len(p.Bounds) > 0 {
+			bounded++
+		}
+		for _, r := range want.Msgs {
+			switch {
+			case r.Outcome == model.OutFull:
+				full++
+			case strings.HasPrefix(r.Outcome, "infeasible"):
+				infeasible++
+			}
+		}
 		if *verbose {
 			t.Logf("seed %d:\n%s", sd, p)
 		}
@@ -106,8 +119,8 @@ func TestConformance(t *testing.T) {
 		sk = append(sk, fmt.Sprintf("%d %s", skipped[k], k))
 		total += skipped[k]
 	}
-	t.Logf("%d programs checked (%d with a deadline on a start's instant), %d divergent; %d skipped: %s",
-		checked, boundary, failures, total, strings.Join(sk, ", "))
+	t.Logf("%d programs checked (%d with a deadline on a start's instant; %d with bounded actors, %d Calls refused as full, %d as infeasible), %d divergent; %d skipped: %s",
+		checked, boundary, bounded, full, infeasible, failures, total, strings.Join(sk, ", "))
 	if checked < n {
 		t.Errorf("only %d of %d programs could be checked", checked, n)
 	}

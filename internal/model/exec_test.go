@@ -90,6 +90,12 @@ func (x *exec) run(settle func()) (*model.Result, error) {
 		case model.ByTag:
 			opts = append(opts, crisp.WithPolicy(byTag))
 		}
+		if bd := p.BoundOf(i); bd.Capacity > 0 {
+			opts = append(opts, crisp.WithCapacity(bd.Capacity, crisp.FailWhenFull))
+		}
+		if p.BoundOf(i).Admission {
+			opts = append(opts, crisp.WithAdmission())
+		}
 		if w := p.Group(i); w > 0 {
 			states := make([]*astate, w)
 			for k := range states {
@@ -169,6 +175,9 @@ func (x *exec) send(id int, local map[int]*future.Future[string]) {
 		opts = append(opts, crisp.Within(m.DL.D))
 	case model.By:
 		opts = append(opts, crisp.By(t0.Add(m.DL.D)))
+	}
+	if m.Cost > 0 {
+		opts = append(opts, crisp.Cost(m.Cost))
 	}
 	x.mu.Lock()
 	x.res.Msgs[id].Sent, x.res.Msgs[id].SentAt = true, x.vc.Now().Sub(t0)
@@ -290,8 +299,13 @@ func outcome(v string, err error) string {
 	var (
 		miss *deadline.MissedError
 		pe   *crisp.PanicError
+		inf  *crisp.InfeasibleError
 	)
 	switch {
+	case errors.Is(err, crisp.ErrFull):
+		return model.OutFull
+	case errors.As(err, &inf):
+		return model.OutInfeasible(inf.Wait)
 	case errors.As(err, &miss):
 		return model.OutMissed(miss.Deadline.Sub(t0), miss.Detected.Sub(t0))
 	case errors.As(err, &pe):

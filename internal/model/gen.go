@@ -131,7 +131,33 @@ func (g *gen) program() *Program {
 	g.r.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
 	sortEvents(evs)
 	p.Events = evs
+	g.overload()
 	return p
+}
+
+// overload makes about a third of the programs bounded: capacities of 1
+// or 2, admission control, and Cost hints (on every message to an
+// actor with admission control, on some others), which also gives their
+// handlers' sends a finishing deadline to inherit. Its choices are drawn
+// after all the others, so that the rest of a seed's program is what it
+// was before bounds existed.
+func (g *gen) overload() {
+	p := g.p
+	if !g.chance(35) {
+		return
+	}
+	p.Bounds = make([]Bound, len(p.Actors))
+	for a := range p.Bounds {
+		if g.chance(60) {
+			p.Bounds[a].Capacity = 1 + g.r.IntN(2)
+		}
+		p.Bounds[a].Admission = g.chance(50)
+	}
+	for i := range p.Msgs {
+		if m := &p.Msgs[i]; p.BoundOf(m.To).Admission || g.chance(20) {
+			m.Cost = g.units(1, 8)
+		}
+	}
 }
 
 func sortEvents(evs []Event) {

@@ -38,7 +38,18 @@
 // only sleep, send, panic, stop and hand their result to a Then
 // continuation (see InGroup), which any free worker may run: its workers
 // wait for futures holding their goroutines, and have states of their
-// own.
+// own. Cost hints: a message's start deadline is its deadline less its
+// Cost, and its handler's sends (and its Then continuations' sends)
+// inherit that deadline as a finishing deadline (crisp's propagate.go).
+// Bounded actors (Program.Bounds): a send to an actor whose queued, not
+// yet started messages number its capacity fails at once (FailWhenFull);
+// with admission control, a send with a deadline fails at once when the
+// Cost hints of the messages ahead of it (under EDF those with a
+// deadline at or before its own; under other policies all) and what is
+// left of its running handlers' hints, divided by its workers, would
+// take it to its deadline. On a bounded actor a deadline passing
+// concurrently with a send is an interleaving like the others: the miss
+// frees a place the send may count.
 //
 // # Determinism
 //
@@ -95,7 +106,9 @@
 // for), Get on another actor's future (it holds the actor while time
 // must pass, which stalls a virtual clock), awaits, conditions,
 // suspensions and Gets in groups' handlers, AddWorker and
-// RemoveWorker, Cost,
+// RemoveWorker, WaitWhenFull (a sender waiting for room), admission
+// control's measured estimator (actors with admission control get
+// only messages with a Cost hint), dead letters,
 // the logging of a Tell's panic. The chaos test in package crisp covers
 // contexts on the real clock. The final Shutdown is not modeled either:
 // the tests compare the outcomes reached when the driver runs out of
@@ -161,7 +174,9 @@ func Run(p *Program, opt Options) (*Result, error) {
 	s.res.Msgs = make([]MsgResult, len(p.Msgs))
 	s.res.Steps = make([][]Step, len(p.Actors))
 	for i, pol := range p.Actors {
-		s.actors = append(s.actors, &actor{id: i, pol: pol, workers: p.Group(i)})
+		bd := p.BoundOf(i)
+		s.actors = append(s.actors, &actor{id: i, pol: pol, workers: p.Group(i),
+			capacity: bd.Capacity, admits: bd.Admission, running: map[*proc]runEst{}})
 	}
 	for k := range p.Promises {
 		s.futs[PromiseRef(k)] = &fut{}
@@ -212,7 +227,18 @@ type actor struct {
 	workers int // 0: not a group
 	runners int
 	busy    []*proc
+
+	// A bounded actor (Program.Bounds): its capacity (0: none), whether
+	// it has admission control, and the estimates of its running
+	// processes, from their start to their handler's return.
+	capacity int
+	admits   bool
+	running  map[*proc]runEst
 }
+
+type runEst struct{ start, cost time.Duration }
+
+func (x *actor) bounded() bool { return x.capacity > 0 || x.admits }
 
 func (x *actor) group() bool { return x.workers > 0 }
 
@@ -247,6 +273,11 @@ type item struct {
 	resumed bool
 	proc    *proc // nil for a message not started yet
 	keys    []int // a new message's keys
+	cost    time.Duration
+	// finish is the finishing deadline the handler's sends inherit, if
+	// hasFinish (crisp's propagate.go).
+	finish    time.Duration
+	hasFinish bool
 }
 
 type pstate uint8
@@ -284,6 +315,8 @@ type proc struct {
 	sleepUntil time.Duration // while sleeping
 	timeout    time.Duration // AwaitWithin's, while suspended in it; never otherwise
 	timedOut   bool
+	finish     time.Duration // the finishing deadline its sends inherit, if hasFinish
+	hasFinish  bool
 }
 
 type fut struct {
@@ -341,11 +374,15 @@ var tnames = map[tkind]string{tArrive: "arrival", tTake: "take", tReady: "ready"
 
 // conflicts reports whether two accesses to one resource may give
 // different outcomes in different orders.
-func conflicts(r resource, a, b tkind) bool {
+func conflicts(r resource, a, b tkind, bounded bool) bool {
 	switch r.kind {
 	case 'a':
 		if a == tStop || b == tStop {
 			return !(a == tStop && b == tStop)
+		}
+		// On a bounded actor an expiry frees places that a send counts.
+		if bounded && (a == tExpire && b == tArrive || a == tArrive && b == tExpire) {
+			return true
 		}
 		// A deadline passing as the actor chooses: the message misses
 		// either way, at this instant. Steps of the actor's processes
@@ -369,7 +406,7 @@ func (s *sim) touch(b *branch, r resource, k tkind) {
 		if t.br == b.id || b.knows(t.br) >= t.clock {
 			continue
 		}
-		if conflicts(r, t.kind, k) {
+		if conflicts(r, t.kind, k, r.kind == 'a' && s.actors[r.id].bounded()) {
 			a, b := tnames[t.kind], tnames[k]
 			if a > b {
 				a, b = b, a
@@ -574,6 +611,22 @@ func (s *sim) send(b *branch, from *proc, id int) {
 		dl = m.DL.D
 	}
 	hasDL := m.DL.Kind != NoDL
+	// Propagation: a send from a handler with a finishing deadline is
+	// bound by it; its own Cost is taken off after.
+	var finish time.Duration
+	hasFinish := false
+	if from != nil && from.hasFinish {
+		if !hasDL || from.finish < dl {
+			dl, hasDL = from.finish, true
+		}
+		if m.Cost == 0 {
+			finish, hasFinish = from.finish, true
+		}
+	}
+	if m.Cost > 0 && hasDL {
+		finish, hasFinish = dl, true
+		dl -= m.Cost
+	}
 	if hasDL && dl <= s.now {
 		s.missed(b, id, dl) // never queued
 		return
@@ -586,8 +639,15 @@ func (s *sim) send(b *branch, from *proc, id int) {
 		}
 		return
 	}
+	if out := s.refuse(x, m, dl, hasDL); out != "" {
+		if !m.Tell {
+			s.resolve(b, id, out)
+		}
+		return
+	}
 	x.seq++
-	it := &item{msg: id, seq: x.seq, dl: dl, hasDL: hasDL, prio: m.Priority, tag: m.Tag, keys: m.Keys}
+	it := &item{msg: id, seq: x.seq, dl: dl, hasDL: hasDL, prio: m.Priority, tag: m.Tag, keys: m.Keys,
+		cost: m.Cost, finish: finish, hasFinish: hasFinish}
 	x.list = append(x.list, it)
 	x.queue = append(x.queue, it)
 	if x.group() {
@@ -598,6 +658,82 @@ func (s *sim) send(b *branch, from *proc, id int) {
 		x.active = true
 		s.spawn(b, func(c *branch) { s.schedule(c, x) })
 	}
+}
+
+// refuse is the bound of actor x at the send of m (start deadline dl, if
+// hasDL): the outcome of its refusal, or "". A full mailbox counts the
+// messages queued and not started; admission control estimates the wait
+// as crisp's admission.go documents, from the Cost hints.
+func (s *sim) refuse(x *actor, m *Msg, dl time.Duration, hasDL bool) string {
+	if x.capacity > 0 {
+		n := 0
+		for _, it := range x.list {
+			if it.proc == nil {
+				n++
+			}
+		}
+		if n >= x.capacity {
+			return OutFull
+		}
+	}
+	if !x.admits || !hasDL {
+		return ""
+	}
+	var ahead time.Duration
+	var aheadItems []*item
+	for _, it := range x.list {
+		if it.proc != nil {
+			continue
+		}
+		if x.pol != EDF || it.hasDL && it.dl <= dl {
+			ahead += it.cost
+			aheadItems = append(aheadItems, it)
+		}
+	}
+	w := max(x.workers, 1)
+	if len(x.running)+len(aheadItems) < w {
+		return "" // a worker will be free for it
+	}
+	var wait time.Duration
+	if x.pol == EDF && len(aheadItems) <= 64 {
+		// As the group would go: each message ahead, in EDF order,
+		// takes the worker free first.
+		var free []time.Duration
+		for _, r := range x.running {
+			free = append(free, max(r.cost-(s.now-r.start), 0))
+		}
+		slices.Sort(free)
+		if len(free) > w {
+			free = free[len(free)-w:]
+		}
+		for len(free) < w {
+			free = append(free, 0)
+		}
+		slices.SortFunc(aheadItems, func(a, b *item) int {
+			if a.dl != b.dl {
+				return cmpDur(a.dl, b.dl)
+			}
+			return cmpU(a.seq, b.seq)
+		})
+		for _, it := range aheadItems {
+			i := slices.Index(free, slices.Min(free))
+			if s.now+free[i] < it.dl { // else it will miss, taking no time
+				free[i] += it.cost
+			}
+		}
+		wait = slices.Min(free)
+	} else {
+		for _, r := range x.running {
+			if left := r.cost - (s.now - r.start); left > 0 {
+				ahead += left
+			}
+		}
+		wait = ahead / time.Duration(w)
+	}
+	if s.now+wait >= dl {
+		return OutInfeasible(wait)
+	}
+	return ""
 }
 
 // missed fails message id, whose deadline dl has come: now, as the
@@ -782,6 +918,9 @@ func (s *sim) startItem(b *branch, x *actor, it *item) bool {
 	if !s.p.Msgs[it.msg].Tell {
 		p.resultTo = it.msg
 	}
+	if x.admits {
+		x.running[p] = runEst{start: s.now, cost: it.cost}
+	}
 	for _, k := range it.keys {
 		if x.held == nil {
 			x.held = map[int]*proc{}
@@ -815,7 +954,7 @@ func (s *sim) proceed(b *branch, p *proc) {
 
 func (s *sim) newProc(name string, msg int, x *actor, ops []Op, it *item) *proc {
 	p := &proc{id: len(s.procs), name: name, msg: msg, actor: x, ops: ops, it: it, resultTo: -1,
-		sent: map[int]bool{}, timeout: never}
+		sent: map[int]bool{}, timeout: never, finish: it.finish, hasFinish: it.hasFinish}
 	it.proc = p
 	s.procs = append(s.procs, p)
 	return p
@@ -1084,6 +1223,7 @@ func (s *sim) complete(b *branch, p *proc) {
 
 // end finishes p with out as its result.
 func (s *sim) end(b *branch, p *proc, out string) {
+	delete(p.actor.running, p) // its handler returned
 	p.state = pDone
 	s.release(p)
 	s.releaseKeys(p)
@@ -1226,6 +1366,7 @@ func (s *sim) ready(b *branch, p *proc) {
 // for it.
 func (s *sim) then(b *branch, p *proc, op Op) {
 	x := p.actor
+	delete(x.running, p) // its handler returned
 	p.state = pDone
 	s.release(p)
 	s.releaseKeys(p)

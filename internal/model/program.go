@@ -45,6 +45,21 @@ type Program struct {
 	Msgs     []Msg
 	Promises int     // external promises, resolved by events
 	Events   []Event // in the order they are set; ties at an instant run in this order
+
+	// Bounds says, by actor, how its mailbox is bounded
+	// (crisp.WithCapacity with FailWhenFull, crisp.WithAdmission). Nil,
+	// or shorter than Actors: the rest are unbounded.
+	Bounds []Bound
+}
+
+// Bound is how an actor's mailbox is bounded: at most Capacity queued
+// messages (0: no limit), a message to a full one failing at once; and
+// with Admission, admission control on the messages' Cost hints (every
+// message to such an actor has one: the measured estimator is not
+// modeled).
+type Bound struct {
+	Capacity  int
+	Admission bool
 }
 
 // Msg is a message: where it goes, how, and the handler it runs.
@@ -52,6 +67,7 @@ type Msg struct {
 	To       int
 	Tell     bool // sent with Tell (no future) rather than Call
 	DL       Deadline
+	Cost     time.Duration // crisp.Cost, if positive
 	Priority int
 	Tag      int
 	Keys     []int // crisp.Key(k) for each: distinct, in the order given
@@ -126,6 +142,14 @@ type Op struct {
 	Body  []Op // OThen: the continuation
 }
 
+// BoundOf returns actor a's bound: the zero Bound if it has none.
+func (p *Program) BoundOf(a int) Bound {
+	if a < len(p.Bounds) {
+		return p.Bounds[a]
+	}
+	return Bound{}
+}
+
 // Group reports how many workers serve actor a: 0 if it is not a group.
 func (p *Program) Group(a int) int {
 	if a < len(p.Workers) {
@@ -159,6 +183,12 @@ func (p *Program) String() string {
 		fmt.Fprintf(&b, " a%d=%s", i, pol)
 		if w := p.Group(i); w > 0 {
 			fmt.Fprintf(&b, "*%d", w)
+		}
+		if bd := p.BoundOf(i); bd.Capacity > 0 {
+			fmt.Fprintf(&b, "[cap %d]", bd.Capacity)
+		}
+		if p.BoundOf(i).Admission {
+			b.WriteString("[admission]")
 		}
 	}
 	if p.Promises > 0 {
@@ -197,6 +227,9 @@ func (p *Program) writeSend(b *strings.Builder, id, depth int) {
 		fmt.Fprintf(b, " within %v", m.DL.D)
 	case By:
 		fmt.Fprintf(b, " by %v", m.DL.D)
+	}
+	if m.Cost > 0 {
+		fmt.Fprintf(b, " cost %v", m.Cost)
 	}
 	if m.Priority != 0 {
 		fmt.Fprintf(b, " prio %d", m.Priority)
@@ -266,6 +299,7 @@ func (p *Program) Clone() *Program {
 	q := &Program{
 		Actors:   append([]Policy(nil), p.Actors...),
 		Workers:  append([]int(nil), p.Workers...),
+		Bounds:   append([]Bound(nil), p.Bounds...),
 		Msgs:     make([]Msg, len(p.Msgs)),
 		Promises: p.Promises,
 		Events:   append([]Event(nil), p.Events...),

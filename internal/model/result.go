@@ -62,6 +62,12 @@ const (
 	OutTimeout  = "timeout"  // future.ErrTimeout
 )
 
+// OutFull is a *crisp.FullError: the mailbox was full.
+const OutFull = "full"
+
+// OutInfeasible is a *crisp.InfeasibleError with its estimated wait.
+func OutInfeasible(wait time.Duration) string { return fmt.Sprintf("infeasible(wait=%v)", wait) }
+
 // OutErr is an error a promise was failed with.
 func OutErr(msg string) string { return "err:" + msg }
 

@@ -161,6 +161,9 @@ func candidates(p *Program) []*Program {
 				}
 			}
 			q.Actors = q.Actors[:last]
+			if len(q.Bounds) > last {
+				q.Bounds = q.Bounds[:last]
+			}
 			if len(q.Workers) > last {
 				q.Workers = q.Workers[:last]
 			}

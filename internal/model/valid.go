@@ -27,6 +27,22 @@ func Valid(p *Program) error {
 			bad("a%d: %d workers", a, w)
 		}
 	}
+	if len(p.Bounds) > len(p.Actors) {
+		bad("bounds given for %d actors of %d", len(p.Bounds), len(p.Actors))
+	}
+	for a, bd := range p.Bounds {
+		if bd.Capacity < 0 {
+			bad("a%d: capacity %d", a, bd.Capacity)
+		}
+	}
+	for i, m := range p.Msgs {
+		if m.Cost < 0 {
+			bad("m%d: a negative cost", i)
+		}
+		if m.To >= 0 && m.To < len(p.Actors) && p.BoundOf(m.To).Admission && m.Cost <= 0 {
+			bad("m%d: to a%d, which has admission control, without a cost", i, m.To)
+		}
+	}
 	sentBy := make([]int, len(p.Msgs))
 	for i, e := range p.Events {
 		if i > 0 && e.At < p.Events[i-1].At {

@@ -149,3 +149,25 @@ func TestQualityIsDeterministic(t *testing.T) {
 		assert.Greater(t, p.MissRatio.Mean, 0.0, fmt.Sprint(p)) // overloaded: something is missed
 	}
 }
+
+// The overload section, small: nothing is ever lost, whatever the mode,
+// and admission control refuses work at send when it is overloaded.
+func TestOverloadLosesNothingAndAdmissionRefusesAtSend(t *testing.T) {
+	c := timeliness.DefaultOverload(true)
+	r, err := timeliness.Overload(context.Background(), c)
+	require.NoError(t, err)
+	require.Len(t, r.Points, len(c.Workers)*len(c.Dists)*len(c.Utilisations)*len(c.Modes))
+	for _, p := range r.Points {
+		assert.Zero(t, p.Lost, "%v", p)
+		switch p.Mode {
+		case timeliness.PlainEDF.String(), timeliness.CostMode.String():
+			assert.Zero(t, p.Refused.Mean, "%v", p)
+		case timeliness.Admission.String():
+			if p.Workers == 1 {
+				assert.Positive(t, p.Refused.Mean, "%v", p)
+				assert.Zero(t, p.AnswerP50, "refused at the send's instant: %v", p)
+			}
+			assert.Zero(t, p.Late.Mean, "exact hints: nothing that runs is late: %v", p)
+		}
+	}
+}

@@ -8,7 +8,7 @@ import (
 )
 
 // Sections names the sections, in the order "all" runs them.
-var Sections = []string{"lag", "lateness", "quality", "overhead"}
+var Sections = []string{"lag", "lateness", "quality", "overload", "overhead"}
 
 // Options are the settings every section takes.
 type Options struct {
@@ -74,6 +74,10 @@ func Run(ctx context.Context, section string, o Options) (Result, error) {
 		c := DefaultQuality(o.Quick)
 		c.Seed = seed
 		return Quality(ctx, c)
+	case "overload":
+		c := DefaultOverload(o.Quick)
+		c.Seed = seed
+		return Overload(ctx, c)
 	case "overhead":
 		return Overhead(ctx, DefaultOverhead(o.Quick))
 	}
