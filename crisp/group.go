@@ -444,11 +444,15 @@ func (a *core) runGroup() {
 		if m.keyed() {
 			a.releaseKeys(m)
 		}
-		a.grp.free = append(a.grp.free, p.w)
-		if g := a.grp; g.retire > 0 && p.w != 0 {
-			g.retire--
-			g.dropWorker(p.w)
-			g.free = g.free[:len(g.free)-1]
+		if p.bench > 0 { // restarted with a backoff (supervise.go)
+			a.benchWorker(p)
+		} else {
+			a.grp.free = append(a.grp.free, p.w)
+			if g := a.grp; g.retire > 0 && p.w != 0 {
+				g.retire--
+				g.dropWorker(p.w)
+				g.free = g.free[:len(g.free)-1]
+			}
 		}
 		p.w, p.st = 0, nil
 		if a.queued > 1 { // more is eligible than this runner will take
@@ -470,6 +474,7 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 	for {
 		if a.stopped() {
 			a.leaveGroup()
+			a.endIfOver()
 			g.dropRunner(p)
 			a.unlock()
 			return nil, nil
@@ -488,6 +493,10 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 		case m == nil && grace > 0 && g.runners.Load() <= g.n.Load():
 			a.mu.Unlock()
 			grace = a.linger(grace)
+			a.mu.Lock()
+		case m == nil && a.flags.Load()&fDraining != 0 && g.runners.Load() == 1 && a.empty():
+			a.mu.Unlock() // the last runner of a draining group: its work is done
+			a.stop()
 			a.mu.Lock()
 		case m == nil:
 			if a.leaveGroup() {
@@ -531,6 +540,9 @@ func (a *core) leaveGroup() bool {
 	}
 	if g.runners.Load() == 0 {
 		a.flags.And(^uint32(fActive | fHandling))
+		if a.flags.Load()&fLife != 0 {
+			a.benchWatch()
+		}
 		if a.live() && a.qhead == nil {
 			a.setLive(false)
 			a.sys.leave(a)

@@ -33,6 +33,8 @@ type System struct {
 	realClock bool      // clk is clock.New()'s: now reads the monotonic clock only
 	log       *slog.Logger
 	wd        *watchdog.Watchdog
+	// onEscalate is WithEscalation's function, or nil.
+	onEscalate func(*EscalationError)
 
 	closed atomic.Bool
 	// busy counts actors held by a goroutine (running work or about to);
