@@ -66,6 +66,7 @@ type lifeOps interface {
 
 // lifeState is an actor's lifecycle state. Guarded by the actor's mu.
 type lifeState struct {
+	a   *core
 	ops lifeOps
 
 	// Supervision (supervise.go).
@@ -102,7 +103,8 @@ type lifeState struct {
 func (a *core) lifeOf() *lifeState {
 	x := a.more()
 	if x.life == nil {
-		x.life = &lifeState{}
+		x.life = &lifeState{a: a}
+		a.sys.enroll(a)
 	}
 	return x.life
 }
@@ -133,6 +135,7 @@ func (lf *lifeState) ended() {
 		return
 	}
 	lf.isEnded = true
+	lf.a.sys.unenroll(lf.a)
 	if lf.doneCh != nil {
 		close(lf.doneCh)
 	}
@@ -193,6 +196,7 @@ func (g *Group[S]) Done() <-chan struct{} { return g.a.done() }
 func (g *Group[S]) Err() error { return g.a.endErr() }
 
 func (a *core) done() <-chan struct{} {
+	defer a.stopIfShutDown()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	lf := a.lifeOf()
@@ -263,6 +267,7 @@ func Watch[W any](watcher Ref[W], target Watchable, fn func(p *Proc, s W, err er
 	}
 	lf.watchers = append(lf.watchers, tell)
 	t.mu.Unlock()
+	t.stopIfShutDown()
 }
 
 // Drain stops the actor gracefully: from now on it refuses new messages
@@ -569,5 +574,43 @@ func (a *core) benchWatch() {
 	if lf := a.life(); lf != nil && lf.benches > 0 && !a.stopped() {
 		a.flags.Or(fHandling)
 		a.watchQueued()
+	}
+}
+
+// enroll records a, which has just got a lifecycle state, among the
+// actors Shutdown stops. Called with a.mu held.
+func (s *System) enroll(a *core) {
+	s.lifeMu.Lock()
+	if s.lifers == nil {
+		s.lifers = make(map[*core]struct{})
+	}
+	s.lifers[a] = struct{}{}
+	s.lifeMu.Unlock()
+}
+
+// unenroll forgets a, which has ended. Called with a.mu held.
+func (s *System) unenroll(a *core) {
+	s.lifeMu.Lock()
+	delete(s.lifers, a)
+	s.lifeMu.Unlock()
+}
+
+// lifersNow returns the actors with a lifecycle state that have not
+// ended.
+func (s *System) lifersNow() []*core {
+	s.lifeMu.Lock()
+	defer s.lifeMu.Unlock()
+	out := make([]*core, 0, len(s.lifers))
+	for a := range s.lifers {
+		out = append(out, a)
+	}
+	return out
+}
+
+// stopIfShutDown stops a, which may just have got a lifecycle state
+// after Shutdown collected the actors to stop. Called without a.mu.
+func (a *core) stopIfShutDown() {
+	if a.sys.closed.Load() && !a.stopped() {
+		a.stop()
 	}
 }

@@ -329,4 +329,3 @@ func TestSuspendedProcessesFinishOnTheStateTheyWereGiven(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, gen)
 }
-

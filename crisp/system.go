@@ -35,6 +35,12 @@ type System struct {
 	wd        *watchdog.Watchdog
 	// onEscalate is WithEscalation's function, or nil.
 	onEscalate func(*EscalationError)
+	// lifers are the actors with a lifecycle state (lifecycle.go) that
+	// have not ended: Shutdown stops them even when idle, so that their
+	// Stopped hooks run, their Done channels close and their watchers
+	// hear.
+	lifeMu sync.Mutex
+	lifers map[*core]struct{}
 
 	closed atomic.Bool
 	// busy counts actors held by a goroutine (running work or about to);
@@ -244,6 +250,7 @@ func (s *System) beginShutdown() {
 		}
 		sh.mu.Unlock()
 	}
+	live = append(live, s.lifersNow()...)
 	s.stopsLeft.Store(int64(len(live)))
 	s.gor.Add(1)
 	go s.stopAll(live)
