@@ -92,7 +92,6 @@ type lifeState struct {
 	doneCh   chan struct{}
 	watchers []func(error)
 
-	idle      time.Duration
 	idleEntry watchdog.Entry
 
 	timers map[*timer]struct{}
