@@ -3,6 +3,7 @@ package crisp_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -252,4 +253,84 @@ func TestEscalationToAParentActor(t *testing.T) {
 	require.ErrorAs(t, child.Err(), &ee)
 	var pe *crisp.PanicError
 	assert.True(t, errors.As(child.Err(), &pe), "unwraps to the last panic")
+}
+
+// panicky has hooks that panic.
+type panicky struct{ j *journal }
+
+func (s *panicky) Started(*crisp.Proc) { s.j.add("started"); panic("in Started") }
+func (s *panicky) Stopped(*crisp.Proc) { s.j.add("stopped"); panic("in Stopped") }
+
+func TestHooksThatPanic(t *testing.T) {
+	var rec recorder
+	sys, _ := newSystem(t, crisp.WithLogger(slog.New(&rec)))
+	j := &journal{}
+	a := crisp.Spawn(sys, &panicky{j: j}, crisp.WithName("p"))
+	v, err := crisp.Call(a, func(*crisp.Proc, *panicky) (int, error) { return 1, nil }).Get()
+	require.NoError(t, err, "a Started that panics is a handler's panic: without supervision the actor goes on")
+	assert.Equal(t, 1, v)
+	a.Stop()
+	<-a.Done()
+	assert.NoError(t, a.Err())
+	assert.Equal(t, []string{"started", "stopped"}, j.read())
+	var panics []string
+	for _, r := range rec.records() {
+		if r.msg == "handler panicked" {
+			panics = append(panics, r.attrs["message"].String()+": "+r.attrs["panic"].String())
+		}
+	}
+	assert.Equal(t, []string{"Started: in Started", "Stopped: in Stopped"}, panics)
+}
+
+func TestEscalationWithoutAFunctionIsLogged(t *testing.T) {
+	var rec recorder
+	sys, _ := newSystem(t, crisp.WithLogger(slog.New(&rec)))
+	var made incarnations
+	a := crisp.Spawn(sys, made.fresh(), crisp.WithName("gives-up"), crisp.Restart(made.fresh), crisp.RestartLimit(0, 0))
+	b := crisp.Spawn(sys, made.fresh(), crisp.WithName("panics"), crisp.Restart(made.fresh), crisp.RestartLimit(1, 0),
+		crisp.OnEscalate(func(*crisp.EscalationError) { panic("in OnEscalate") }))
+	crisp.Tell(b, func(*crisp.Proc, *incarnation) { panic("one") })
+	crisp.Tell(b, func(*crisp.Proc, *incarnation) { panic("two") })
+	<-b.Done()
+	for range 3 { // RestartLimit(0, 0) is no limit
+		crisp.Tell(a, func(*crisp.Proc, *incarnation) { panic("again") })
+	}
+	waitIdle(t, sys)
+	assert.NoError(t, a.Err())
+	msgs := map[string]string{}
+	for _, r := range rec.records() {
+		if r.level == slog.LevelError && r.msg != "handler panicked" {
+			msgs[r.msg] = r.attrs["actor"].String()
+		}
+	}
+	assert.Equal(t, map[string]string{"escalation function panicked": "panics"}, msgs)
+
+	c := crisp.Spawn(sys, made.fresh(), crisp.WithName("gives-up"), crisp.Restart(made.fresh), crisp.RestartLimit(1, 0))
+	crisp.Tell(c, func(*crisp.Proc, *incarnation) { panic("one") })
+	crisp.Tell(c, func(*crisp.Proc, *incarnation) { panic("two") })
+	<-c.Done()
+	found := false
+	for _, r := range rec.records() {
+		if r.msg == "actor gave up restarting" {
+			found = true
+			assert.Equal(t, "gives-up", r.attrs["actor"].String())
+		}
+	}
+	assert.True(t, found, "logged when nobody hears the escalation")
+}
+
+func TestAfterWithNoDelaySendsAtOnce(t *testing.T) {
+	sys, _ := newSystem(t)
+	a := crisp.Spawn(sys, &ticks{})
+	tm := crisp.After(a, 0, func(p *crisp.Proc, s *ticks) { s.note(p) })
+	waitIdle(t, sys)
+	assert.Equal(t, []time.Duration{0}, ticksOf(t, a))
+	assert.False(t, tm.Stop())
+}
+
+// records returns what r has recorded so far.
+func (r *recorder) records() []loggedRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]loggedRecord(nil), r.recs...)
 }

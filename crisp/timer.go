@@ -107,7 +107,7 @@ func newTimer[S any](to Ref[S], d, period time.Duration, lag Lag, fn func(p *Pro
 	}
 	c := &a.core
 	c.mu.Lock()
-	if c.stopped() || !c.sys.wd.Watch(&t.wd, t, t.next, now) {
+	if c.stopped() || !c.sys.wd.Watch(&t.wd, (*timerTarget)(t), t.next, now) {
 		c.mu.Unlock()
 		t.stopped.Store(true)
 		return t
@@ -171,8 +171,13 @@ func (t *Timer) cancelLocked() {
 	t.a.sys.wd.Cancel(&t.wd)
 }
 
+// timerTarget is a Timer as the watchdog sees it: a type of its own, so
+// that Expire is not a method of Timer, which anyone could call.
+type timerTarget Timer
+
 // Expire sends the tick (or ticks) due at now and arms the next.
-func (t *Timer) Expire(now time.Time) {
+func (tt *timerTarget) Expire(now time.Time) {
+	t := (*Timer)(tt)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stopped.Load() {
@@ -200,7 +205,7 @@ func (t *Timer) Expire(now time.Time) {
 	}
 	a := t.a
 	a.mu.Lock()
-	if a.stopped() || !a.sys.wd.Watch(&t.wd, t, t.next, now) {
+	if a.stopped() || !a.sys.wd.Watch(&t.wd, (*timerTarget)(t), t.next, now) {
 		t.stopped.Store(true)
 		if lf := a.life(); lf != nil {
 			delete(lf.timers, t)
