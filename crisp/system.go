@@ -111,6 +111,10 @@ func WithClock(clk clock.Clock) Option {
 //     detected, lateness.
 //   - "miss hook panicked", Error: the actor's WithMissHook function
 //     panicked; panic.
+//   - "actor gave up restarting", Error: an actor reached its
+//     RestartLimit and nobody (OnEscalate, WithEscalation) hears of it;
+//     actor, restarts, panic.
+//   - "escalation function panicked", Error: actor, panic.
 //   - "policy gave no queue; taking work in arrival order", "policy
 //     queue misbehaved; rebuilding it" and "policy queue misbehaved
 //     again after a rebuild; taking work in arrival order from now on",
