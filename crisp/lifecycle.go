@@ -85,6 +85,7 @@ type lifeState struct {
 	stoppedRan      bool
 
 	draining bool
+	enrolled bool // in the system's lifers: someone waits for the end
 
 	// The end.
 	isEnded  bool
@@ -103,7 +104,6 @@ func (a *core) lifeOf() *lifeState {
 	x := a.more()
 	if x.life == nil {
 		x.life = &lifeState{a: a}
-		a.sys.enroll(a)
 	}
 	return x.life
 }
@@ -134,7 +134,9 @@ func (lf *lifeState) ended() {
 		return
 	}
 	lf.isEnded = true
-	lf.a.sys.unenroll(lf.a)
+	if lf.enrolled {
+		lf.a.sys.unenroll(lf.a)
+	}
 	if lf.doneCh != nil {
 		close(lf.doneCh)
 	}
@@ -199,6 +201,7 @@ func (a *core) done() <-chan struct{} {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	lf := a.lifeOf()
+	lf.enroll()
 	if lf.doneCh == nil {
 		lf.doneCh = make(chan struct{})
 		if a.over() {
@@ -264,6 +267,7 @@ func Watch[W any](watcher Ref[W], target Watchable, fn func(p *Proc, s W, err er
 		tell(lf.err)
 		return
 	}
+	lf.enroll()
 	lf.watchers = append(lf.watchers, tell)
 	t.mu.Unlock()
 	t.stopIfShutDown()
@@ -518,6 +522,9 @@ func (a *Actor[S]) initLife(op string) {
 	a.mu.Lock()
 	lf := a.lifeOf()
 	lf.ops = a
+	if c.hooks&(hookBit(hookStopping)|hookBit(hookStopped)) != 0 {
+		lf.enroll() // Shutdown must reach it to run them
+	}
 	if c.idle > 0 && op == "Spawn" {
 		a.flags.Or(fIdle)
 		a.armIdle()
@@ -576,8 +583,18 @@ func (a *core) benchWatch() {
 	}
 }
 
-// enroll records a, which has just got a lifecycle state, among the
-// actors Shutdown stops. Called with a.mu held.
+// enroll makes the actor one that Shutdown stops even when idle: someone
+// waits for its end (Done, Watch) or its state has stop hooks. The
+// system then holds it until it ends. Called with a.mu held.
+func (lf *lifeState) enroll() {
+	if !lf.enrolled && !lf.isEnded {
+		lf.enrolled = true
+		lf.a.sys.enroll(lf.a)
+	}
+}
+
+// enroll records a among the actors Shutdown stops. Called with a.mu
+// held.
 func (s *System) enroll(a *core) {
 	s.lifeMu.Lock()
 	if s.lifers == nil {

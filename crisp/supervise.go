@@ -239,6 +239,11 @@ func (a *core) crashed(p *Proc, pe *PanicError) {
 		return
 	}
 	lf.restarts = append(lf.restarts, now)
+	if keep := max(c.limit, 64); c.window == 0 && len(lf.restarts) > keep {
+		// Without a window only the count matters, up to the limit (and
+		// 64 doublings of the backoff): keep the memory bounded.
+		lf.restarts = append(lf.restarts[:0], lf.restarts[len(lf.restarts)-keep:]...)
+	}
 	lf.restartCount++
 	ops := lf.ops
 	a.mu.Unlock()
