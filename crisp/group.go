@@ -473,8 +473,10 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 	grace := runnerGrace
 	for {
 		if a.stopped() {
+			a.sys.busy.Add(1) // busy until the watchers are told (endIfOver)
 			a.leaveGroup()
 			a.endIfOver()
+			a.sys.busyDone()
 			g.dropRunner(p)
 			a.unlock()
 			return nil, nil

@@ -137,13 +137,13 @@ func (lf *lifeState) ended() {
 	if lf.enrolled {
 		lf.a.sys.unenroll(lf.a)
 	}
-	if lf.doneCh != nil {
-		close(lf.doneCh)
-	}
 	ws := lf.watchers
 	lf.watchers = nil
-	for _, w := range ws {
+	for _, w := range ws { // before Done closes: whoever sees it closed finds them sent
 		w(lf.err)
+	}
+	if lf.doneCh != nil {
+		close(lf.doneCh)
 	}
 }
 
@@ -413,8 +413,8 @@ func (a *core) invokeLogged(p *Proc, j job) {
 }
 
 // quitLife runs the Stopped hook of a stopped actor on its last runner,
-// p, and marks the actor's end, which comes as the runner lets it go.
-// Called with a.mu held.
+// p, lets the actor go (release) and marks its end. Called with a.mu
+// held.
 //
 //go:noinline
 func (a *core) quitLife(p *Proc) {
@@ -423,6 +423,12 @@ func (a *core) quitLife(p *Proc) {
 		lf.stoppedRan = true
 		a.runHook(p, lf, hookStopped)
 	}
+	// The system stays busy from here until the watchers' Tells are
+	// sent, so that WaitIdle cannot return between the release and them.
+	a.sys.busy.Add(1)
+	a.release()
+	a.endIfOver()
+	a.sys.busyDone()
 }
 
 // stopLife is Stop's part for the lifecycle: timers and backoffs end,

@@ -247,12 +247,10 @@ func (a *core) quit(p *Proc, first *message) {
 		a.addFailure(failure{m: first, err: ErrStopped})
 	}
 	lf := a.life()
-	if lf != nil {
-		a.quitLife(p)
-	}
-	a.release()
-	if lf != nil {
-		a.endIfOver()
+	if lf == nil {
+		a.release()
+	} else {
+		a.quitLife(p) // stays busy until the watchers are told: see quitLife
 	}
 	a.unlock()
 }
