@@ -131,6 +131,16 @@ func (g *gen) program() *Program {
 	g.r.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
 	sortEvents(evs)
 	p.Events = evs
+	// Supervision last, so that the draws above, and the programs of
+	// earlier seeds, stay as they were.
+	for a := range p.Actors {
+		if g.chance(35) {
+			if p.Sups == nil {
+				p.Sups = make([]Sup, len(p.Actors))
+			}
+			p.Sups[a] = Sup{Restart: true, Limit: g.r.IntN(3)}
+		}
+	}
 	return p
 }
 

@@ -161,7 +161,7 @@ func Run(p *Program, opt Options) (*Result, error) {
 	s.res.Msgs = make([]MsgResult, len(p.Msgs))
 	s.res.Steps = make([][]Step, len(p.Actors))
 	for i, pol := range p.Actors {
-		s.actors = append(s.actors, &actor{id: i, pol: pol, workers: p.Group(i)})
+		s.actors = append(s.actors, &actor{id: i, pol: pol, workers: p.Group(i), st: &astate{}})
 	}
 	for k := range p.Promises {
 		s.futs[PromiseRef(k)] = &fut{}
@@ -199,7 +199,8 @@ type actor struct {
 	queue   []*item // ready work
 	list    []*item // work accepted and not finished, in the order it was linked: the order Stop fails it in
 	conds   []*proc // processes in AwaitCond
-	counter int     // the state AwaitCond reads
+	st       *astate // the state: a restart makes a fresh one (for a group, of the failed worker, which no handler reads)
+	restarts int
 	seq     uint64  // last arrival number
 	// held maps each key named by a started message to its process,
 	// from the start until the handler returns (suspensions included).
@@ -215,6 +216,11 @@ type actor struct {
 }
 
 func (x *actor) group() bool { return x.workers > 0 }
+
+// astate is an actor's state: the counter AwaitCond reads. A process
+// keeps the state it started with (its handler's argument), through a
+// restart; a Then continuation gets the state current when it starts.
+type astate struct{ counter int }
 
 // startGroup is the runtime's startGroup: a new runner, if fewer serve
 // the group than it has workers.
@@ -278,6 +284,7 @@ type proc struct {
 	contRef int  // its future
 	started bool
 
+	st         *astate       // the state its handler was given
 	inflight   bool          // ops[pc] suspended or slept and has not returned yet
 	epoch      int           // suspensions so far: names the current one
 	sleeps     int           // sleeps so far: names the current one
@@ -815,7 +822,7 @@ func (s *sim) proceed(b *branch, p *proc) {
 
 func (s *sim) newProc(name string, msg int, x *actor, ops []Op, it *item) *proc {
 	p := &proc{id: len(s.procs), name: name, msg: msg, actor: x, ops: ops, it: it, resultTo: -1,
-		sent: map[int]bool{}, timeout: never}
+		sent: map[int]bool{}, timeout: never, st: x.st}
 	it.proc = p
 	s.procs = append(s.procs, p)
 	return p
@@ -949,7 +956,7 @@ func (s *sim) step(p *proc, what string) {
 // conditions reading only the actor's state, is the same.
 func (s *sim) checkConds(b *branch, x *actor) {
 	for _, p := range slices.Clone(x.conds) {
-		if x.counter >= p.ops[p.pc].N {
+		if p.st.counter >= p.ops[p.pc].N {
 			s.wake(b, p, p.epoch, false)
 		}
 	}
@@ -974,6 +981,7 @@ func (s *sim) exec(b *branch, p *proc) bool {
 		s.complete(b, p)
 	case p.cont && !p.started:
 		p.started = true
+		p.st = x.st
 		s.touch(b, futRes(p.contRef), tObserve)
 		p.obs = append(p.obs, ObsFuture('k', p.contRef, s.futs[p.contRef].out))
 		s.step(p, "start")
@@ -1003,16 +1011,17 @@ func (s *sim) exec(b *branch, p *proc) bool {
 				return s.suspend(b, p)
 			}
 		case OAwaitCond:
-			if x.counter < op.N {
+			if p.st.counter < op.N {
 				return s.suspend(b, p)
 			}
-			p.obs = append(p.obs, ObsCond(x.counter))
+			p.obs = append(p.obs, ObsCond(p.st.counter))
 		case OSuspend:
 			return s.suspend(b, p)
 		case OIncr:
-			x.counter++
+			p.st.counter++
 		case OPanic:
 			s.step(p, "panic")
+			s.supervise(b, x)
 			s.end(b, p, OutPanic(PanicValue(p.msg)))
 			return true
 		case OStop:
@@ -1074,7 +1083,7 @@ func (s *sim) complete(b *branch, p *proc) {
 		}
 		p.obs = append(p.obs, ObsFuture('w', op.Ref, out))
 	case OAwaitCond:
-		p.obs = append(p.obs, ObsCond(p.actor.counter))
+		p.obs = append(p.obs, ObsCond(p.st.counter))
 	}
 	p.inflight, p.timedOut = false, false
 	p.timeout = never
@@ -1249,5 +1258,24 @@ func (s *sim) then(b *branch, p *proc, op Op) {
 		s.wake(b, k, 0, false)
 	} else {
 		f.waiters = append(f.waiters, func(c *branch) { s.wake(c, k, 0, false) })
+	}
+}
+
+// supervise is the runtime's answer to a panic of a handler of x, made
+// before the panicking message's future resolves: a supervised actor
+// restarts with a fresh state, or, past its limit, stops (its queued work
+// fails with ErrStopped first). An actor already stopped does neither.
+func (s *sim) supervise(b *branch, x *actor) {
+	sup := s.p.SupOf(x.id)
+	if !sup.Restart || x.stopped {
+		return
+	}
+	if sup.Limit > 0 && x.restarts >= sup.Limit {
+		s.stop(b, x)
+		return
+	}
+	x.restarts++
+	if !x.group() {
+		x.st = &astate{}
 	}
 }

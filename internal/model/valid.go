@@ -27,6 +27,14 @@ func Valid(p *Program) error {
 			bad("a%d: %d workers", a, w)
 		}
 	}
+	if len(p.Sups) > len(p.Actors) {
+		bad("supervision given for %d actors of %d", len(p.Sups), len(p.Actors))
+	}
+	for a, sup := range p.Sups {
+		if sup.Limit < 0 || sup.Limit > 0 && !sup.Restart {
+			bad("a%d: supervision %+v", a, sup)
+		}
+	}
 	sentBy := make([]int, len(p.Msgs))
 	for i, e := range p.Events {
 		if i > 0 && e.At < p.Events[i-1].At {
