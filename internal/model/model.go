@@ -191,17 +191,17 @@ type sim struct {
 }
 
 type actor struct {
-	id      int
-	pol     Policy
-	stopped bool
-	active  bool    // a runner or a process holds the actor (fActive)
-	holder  *proc   // the process running or sleeping on it
-	queue   []*item // ready work
-	list    []*item // work accepted and not finished, in the order it was linked: the order Stop fails it in
-	conds   []*proc // processes in AwaitCond
+	id       int
+	pol      Policy
+	stopped  bool
+	active   bool    // a runner or a process holds the actor (fActive)
+	holder   *proc   // the process running or sleeping on it
+	queue    []*item // ready work
+	list     []*item // work accepted and not finished, in the order it was linked: the order Stop fails it in
+	conds    []*proc // processes in AwaitCond
 	st       *astate // the state: a restart makes a fresh one (for a group, of the failed worker, which no handler reads)
 	restarts int
-	seq     uint64  // last arrival number
+	seq      uint64 // last arrival number
 	// held maps each key named by a started message to its process,
 	// from the start until the handler returns (suspensions included).
 	held map[int]*proc
