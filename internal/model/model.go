@@ -38,7 +38,13 @@
 // only sleep, send, panic, stop and hand their result to a Then
 // continuation (see InGroup), which any free worker may run: its workers
 // wait for futures holding their goroutines, and have states of their
-// own.
+// own. Supervision (crisp.Restart, crisp.RestartLimit with no window): a
+// panic of a supervised actor's handler gives the actor a fresh state
+// before the panicking message's future resolves, or, after Limit
+// restarts, stops the actor (queued work fails with ErrStopped); queued
+// work is untouched by a restart; a suspended process keeps the state it
+// started with, and a Then continuation gets the state current when it
+// starts. Backoffs are not modelled.
 //
 // # Determinism
 //
