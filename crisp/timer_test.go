@@ -1,7 +1,9 @@
 package crisp_test
 
 import (
+	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -166,4 +168,52 @@ func TestEveryWithANonPositivePeriodPanics(t *testing.T) {
 	assert.PanicsWithValue(t, "crisp: After with a nil handler", func() {
 		crisp.After[*ticks](a, time.Second, nil)
 	})
+}
+
+// Inside a synctest bubble the default clock is virtual: a periodic
+// timer's ticks come at exact instants, and a restart's backoff lasts
+// exactly its time.
+func TestInABubbleTimersAndBackoffsAreExact(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := crisp.NewSystem(crisp.WithLogger(quiet))
+		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+		start := time.Now()
+		var made incarnations
+		a := crisp.Spawn(sys, made.fresh(), crisp.Restart(made.fresh), crisp.Backoff(35*time.Millisecond, time.Second))
+		var at []time.Duration
+		var gens []int
+		tm := crisp.Every(a, 10*time.Millisecond, crisp.CatchUp, func(p *crisp.Proc, s *incarnation) {
+			at = append(at, p.Now().Sub(start))
+			gens = append(gens, s.gen)
+			if len(at) == 2 {
+				panic("second tick")
+			}
+		})
+		time.Sleep(75 * time.Millisecond)
+		synctest.Wait()
+		tm.Stop()
+		ms := time.Millisecond
+		// The tick at 20 panics; the backoff holds the actor until 55,
+		// when the ticks of 30, 40 and 50 run at once; then 60 and 70.
+		assert.Equal(t, []time.Duration{10 * ms, 20 * ms, 55 * ms, 55 * ms, 55 * ms, 60 * ms, 70 * ms}, at)
+		assert.Equal(t, []int{1, 1, 2, 2, 2, 2, 2}, gens)
+	})
+}
+
+func TestShutdownDuringABackoffResolvesEverything(t *testing.T) {
+	mock := newMock()
+	sys := crisp.NewSystem(crisp.WithClock(mock), crisp.WithLogger(quiet))
+	var made incarnations
+	a := crisp.Spawn(sys, made.fresh(), crisp.Restart(made.fresh), crisp.Backoff(time.Hour, time.Hour))
+	_, err := crisp.Call(a, func(*crisp.Proc, *incarnation) (int, error) { panic("x") }).Get()
+	require.Error(t, err)
+	queued := crisp.Call(a, func(*crisp.Proc, *incarnation) (int, error) { return 1, nil })
+	done := a.Done()
+	waitIdle(t, sys)
+	assert.False(t, queued.Ready(), "waits out the backoff")
+	require.NoError(t, sys.Shutdown(context.Background()))
+	_, err = queued.Get()
+	assert.ErrorIs(t, err, crisp.ErrStopped)
+	<-done
+	assert.NoError(t, a.Err())
 }
