@@ -444,9 +444,8 @@ func (a *core) runGroup() {
 		if m.keyed() {
 			a.releaseKeys(m)
 		}
-		if p.bench > 0 { // restarted with a backoff (supervise.go)
-			a.benchWorker(p)
-		} else {
+		// A worker restarted with a backoff is benched (supervise.go).
+		if a.flags.Load()&fLife == 0 || !a.benchWorker(p) {
 			a.grp.free = append(a.grp.free, p.w)
 			if g := a.grp; g.retire > 0 && p.w != 0 {
 				g.retire--

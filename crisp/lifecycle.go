@@ -76,8 +76,9 @@ type lifeState struct {
 	pauseFor     time.Duration // a backoff the runner is to start at its next turn
 	paused       bool          // in a backoff: pauseEntry is watched and the actor held by nobody
 	pauseEntry   watchdog.Entry
-	benches      int      // a group's workers benched or about to be
-	benched      []*bench // a group's workers in a backoff
+	benches      int        // a group's workers benched or about to be
+	benched      []*bench   // a group's workers in a backoff
+	toBench      []benchReq // a group's workers to bench as their runners free them
 
 	// Hooks due at the runner's next turn.
 	startPending    bool
@@ -450,7 +451,7 @@ func (a *core) stopLife() {
 			a.grp.free = append(a.grp.free, b.w)
 		}
 	}
-	lf.benched, lf.benches = nil, 0
+	lf.benched, lf.toBench, lf.benches = nil, nil, 0
 	if a.grp == nil && !lf.stoppedRan && lf.ops != nil && lf.ops.hookJob(hookStopped) != nil && a.acquire() {
 		// Nobody holds the actor: a runner runs the hook (quit).
 		a.sys.busy.Add(1)

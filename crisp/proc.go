@@ -26,7 +26,6 @@ type Proc struct {
 	serve    bool          // a spare runner is woken to serve, not dismissed. Set under a.mu.
 	done     bool          // the runner returned normally (not through runtime.Goexit)
 	selfWait bool          // a group runner blocked on a future of its group (checkGroupWait). Guarded by a.mu.
-	bench    time.Duration // a group's worker restarted with this backoff: runGroup benches it (supervise.go)
 	x        *procExtra    // rarer state; nil until used
 	// thens lists the continuations the current process made (Then), so
 	// that the runtime recognises one of them among the handler's

@@ -257,8 +257,8 @@ func (a *core) crashed(p *Proc, pe *PanicError) {
 	d := c.backoffAfter(k)
 	a.mu.Lock()
 	if a.grp != nil {
-		p.bench = d // runGroup benches the worker as it frees it
-		if d > 0 {
+		if d > 0 { // runGroup benches the worker as it frees it
+			lf.toBench = append(lf.toBench, benchReq{p, d})
 			lf.benches++
 			a.flags.Or(fLife)
 		}
@@ -377,21 +377,42 @@ func (a *core) unpause(lf *lifeState) {
 	}
 }
 
-// benchWorker keeps the worker p served out of the group's free workers
-// for p.bench, after a restart with a backoff. Called with a.mu held.
-func (a *core) benchWorker(p *Proc) {
-	d := p.bench
-	p.bench = 0
+// benchReq is a group's worker to bench once its runner frees it.
+type benchReq struct {
+	p *Proc
+	d time.Duration
+}
+
+// benchWorker keeps the worker p serves out of the group's free workers
+// for its backoff, if it has just restarted with one, and reports
+// whether it did. Called with a.mu held.
+//
+//go:noinline
+func (a *core) benchWorker(p *Proc) bool {
+	lf := a.life()
+	if lf == nil {
+		return false
+	}
+	i := 0
+	for i < len(lf.toBench) && lf.toBench[i].p != p {
+		i++
+	}
+	if i == len(lf.toBench) {
+		return false
+	}
+	d := lf.toBench[i].d
+	lf.toBench = append(lf.toBench[:i], lf.toBench[i+1:]...)
 	b := &bench{a: a, w: p.w}
 	now := a.sys.now()
 	if a.stopped() || !a.sys.wd.Watch(&b.wd, b, now.Add(d), now) {
 		a.grp.free = append(a.grp.free, p.w)
 		a.benchDone()
-		return
+		return true
 	}
-	a.coop.life.benched = append(a.coop.life.benched, b)
+	lf.benched = append(lf.benched, b)
 	a.flags.Or(fHandling) // queued deadlines stay watched while the group waits
 	a.watchQueued()
+	return true
 }
 
 // benchDone counts off a benched worker. Called with a.mu held.
