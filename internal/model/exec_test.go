@@ -96,6 +96,9 @@ func (x *exec) run(settle func()) (*model.Result, error) {
 			if sup.Limit > 0 {
 				opts = append(opts, crisp.RestartLimit(sup.Limit, 0))
 			}
+			if sup.Backoff > 0 {
+				opts = append(opts, crisp.Backoff(sup.Backoff, sup.MaxBackoff))
+			}
 		}
 		if w := p.Group(i); w > 0 {
 			states := make([]*astate, w)

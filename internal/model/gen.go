@@ -139,6 +139,10 @@ func (g *gen) program() *Program {
 				p.Sups = make([]Sup, len(p.Actors))
 			}
 			p.Sups[a] = Sup{Restart: true, Limit: g.r.IntN(3)}
+			if p.Group(a) == 0 && g.chance(50) {
+				first := g.units(1, 4)
+				p.Sups[a].Backoff, p.Sups[a].MaxBackoff = first, first*time.Duration(1+g.r.IntN(4))
+			}
 		}
 	}
 	return p

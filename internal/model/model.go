@@ -44,7 +44,11 @@
 // restarts, stops the actor (queued work fails with ErrStopped); queued
 // work is untouched by a restart; a suspended process keeps the state it
 // started with, and a Then continuation gets the state current when it
-// starts. Backoffs are not modelled.
+// starts. A single actor's backoff: the runner lets the actor go, still
+// active, when it next chooses its work; work arriving or made ready
+// meanwhile queues, queued deadlines miss at their instant as always,
+// and at the backoff's end (part of the watchdog's batch) a new runner
+// takes the actor; a stop ends the backoff.
 //
 // # Determinism
 //
@@ -167,7 +171,7 @@ func Run(p *Program, opt Options) (*Result, error) {
 	s.res.Msgs = make([]MsgResult, len(p.Msgs))
 	s.res.Steps = make([][]Step, len(p.Actors))
 	for i, pol := range p.Actors {
-		s.actors = append(s.actors, &actor{id: i, pol: pol, workers: p.Group(i), st: &astate{}})
+		s.actors = append(s.actors, &actor{id: i, pol: pol, workers: p.Group(i), st: &astate{}, pauseUntil: never})
 	}
 	for k := range p.Promises {
 		s.futs[PromiseRef(k)] = &fut{}
@@ -207,7 +211,11 @@ type actor struct {
 	conds    []*proc // processes in AwaitCond
 	st       *astate // the state: a restart makes a fresh one (for a group, of the failed worker, which no handler reads)
 	restarts int
-	seq      uint64 // last arrival number
+	// A backoff: pauseFor is due when the runner next chooses (it then
+	// lets the actor go, still active), pauseUntil is when it ends
+	// (never: not paused).
+	pauseFor, pauseUntil time.Duration
+	seq                  uint64 // last arrival number
 	// held maps each key named by a started message to its process,
 	// from the start until the handler returns (suspensions included).
 	held map[int]*proc
@@ -497,6 +505,9 @@ func (s *sim) checkQuiet() {
 			}
 			continue
 		}
+		if x.pauseUntil != never { // in a backoff: active, held by nobody
+			continue
+		}
 		if s.anyReady(x) && (x.holder == nil || x.holder.state != pSleeping) {
 			panic(fmt.Sprintf("model: at %v actor a%d has ready work and no sleeping holder", s.now, x.id))
 		}
@@ -519,6 +530,7 @@ func (s *sim) nextWatch() time.Duration {
 				t = it.dl
 			}
 		}
+		t = min(t, x.pauseUntil)
 	}
 	for _, p := range s.procs {
 		switch {
@@ -539,6 +551,9 @@ func (s *sim) watchdogRound() {
 				roots = append(roots, func(b *branch) { s.expire(b, x) })
 				break
 			}
+		}
+		if x.pauseUntil == s.now {
+			roots = append(roots, func(b *branch) { s.pauseEnds(b, x) })
 		}
 	}
 	for _, p := range s.procs {
@@ -649,6 +664,9 @@ func (s *sim) stop(b *branch, x *actor) {
 		return
 	}
 	x.stopped = true
+	if x.pauseUntil != never { // a backoff ends with the actor
+		x.pauseUntil, x.active = never, false
+	}
 	// As the runtime does under the actor's lock: decide everything,
 	// wake the goroutines that must end or go on, and only then deliver
 	// the outcomes (whose callbacks may come back to the actor).
@@ -764,6 +782,10 @@ func (s *sim) schedule(b *branch, x *actor) {
 		}
 		if x.stopped {
 			x.active = false
+			return
+		}
+		if x.pauseFor > 0 { // a restart's backoff: the runner lets the actor go, still active
+			x.pauseUntil, x.pauseFor = s.now+x.pauseFor, 0
 			return
 		}
 		s.checkConds(b, x)
@@ -1280,8 +1302,31 @@ func (s *sim) supervise(b *branch, x *actor) {
 		s.stop(b, x)
 		return
 	}
+	k := x.restarts
 	x.restarts++
 	if !x.group() {
 		x.st = &astate{}
+		x.pauseFor = backoffAfter(sup, k)
 	}
+}
+
+// backoffAfter is the backoff of a restart after k others: the
+// runtime's supConfig.backoffAfter.
+func backoffAfter(sup Sup, k int) time.Duration {
+	d := sup.Backoff
+	for i := 0; i < k && d > 0 && d < sup.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, sup.MaxBackoff)
+}
+
+// pauseEnds is the watchdog ending x's backoff: a new runner takes the
+// actor, which stayed active meanwhile.
+func (s *sim) pauseEnds(b *branch, x *actor) {
+	s.touch(b, actorRes(x), tReady)
+	if x.pauseUntil != s.now {
+		return // stopped meanwhile
+	}
+	x.pauseUntil = never
+	s.spawn(b, func(c *branch) { s.schedule(c, x) })
 }

@@ -53,10 +53,14 @@ type Program struct {
 // Sup is an actor's supervision: Restart with a fresh state
 // (crisp.Restart; a group restarts the failed worker only), and, if
 // Limit > 0, give up after Limit restarts (crisp.RestartLimit(Limit, 0)):
-// the panic after them stops the actor before its future resolves.
+// the panic after them stops the actor before its future resolves. A
+// single actor may wait a Backoff before each restart
+// (crisp.Backoff(Backoff, MaxBackoff)): Backoff, doubled for each
+// earlier restart, up to MaxBackoff.
 type Sup struct {
-	Restart bool
-	Limit   int
+	Restart             bool
+	Limit               int
+	Backoff, MaxBackoff time.Duration
 }
 
 // SupOf returns actor a's supervision.
@@ -184,6 +188,9 @@ func (p *Program) String() string {
 			b.WriteString("+restart")
 			if sup.Limit > 0 {
 				fmt.Fprintf(&b, "<=%d", sup.Limit)
+			}
+			if sup.Backoff > 0 {
+				fmt.Fprintf(&b, "~%v..%v", sup.Backoff, sup.MaxBackoff)
 			}
 		}
 	}

@@ -179,6 +179,9 @@ func candidates(p *Program) []*Program {
 		}
 	}
 	for a, sup := range p.Sups {
+		if sup.Backoff > 0 {
+			edit(func(q *Program) bool { q.Sups[a].Backoff, q.Sups[a].MaxBackoff = 0, 0; return true })
+		}
 		if sup.Limit > 0 {
 			edit(func(q *Program) bool { q.Sups[a].Limit = 0; return true })
 		}

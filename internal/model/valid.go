@@ -31,7 +31,8 @@ func Valid(p *Program) error {
 		bad("supervision given for %d actors of %d", len(p.Sups), len(p.Actors))
 	}
 	for a, sup := range p.Sups {
-		if sup.Limit < 0 || sup.Limit > 0 && !sup.Restart {
+		if sup.Limit < 0 || sup.Limit > 0 && !sup.Restart || sup.Backoff < 0 || sup.MaxBackoff < sup.Backoff ||
+			sup.Backoff > 0 && (!sup.Restart || p.Group(a) > 0) {
 			bad("a%d: supervision %+v", a, sup)
 		}
 	}
