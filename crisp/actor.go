@@ -158,8 +158,9 @@ func configFor[S any](opts []ActorOption) *actorConfig {
 }
 
 // ActorOption configures an actor (or a group) at Spawn (SpawnGroup):
-// WithPolicy, WithName, WithMissHook. The zero ActorOption changes
-// nothing.
+// WithPolicy, WithName, WithMissHook; supervision (Restart, StopOnPanic,
+// Backoff, RestartLimit, OnEscalate); IdleTimeout. The zero ActorOption
+// changes nothing.
 type ActorOption struct{ apply func(*actorConfig) }
 
 // WithPolicy sets the order in which the actor takes its ready work; the

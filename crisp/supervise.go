@@ -71,9 +71,11 @@ func (c *actorConfig) supCfg() *supConfig {
 // restart (Await, AwaitCond) are not ended: each keeps the state its
 // handler was given, the discarded one, and finishes on it; Then
 // continuations run on the fresh state, which they are given when they
-// run. A state that implements Started has it called on the fresh state
-// before any other handler. With Backoff the restart waits; with
-// RestartLimit too many restarts stop the actor and escalate.
+// run. A state that implements StartedHook has Started called on the
+// fresh state before any other handler; if it panics, that is the fresh
+// state's panic, and the actor restarts again (give such an actor a
+// RestartLimit). With Backoff the restart waits; with RestartLimit too
+// many restarts stop the actor and escalate.
 //
 // Spawn (SpawnGroup) panics if fresh is not a func() S for the actor's
 // state type S, or is nil. If fresh panics, the actor stops, as with
@@ -104,7 +106,8 @@ func StopOnPanic() ActorOption {
 // earlier restart, without a window), up to max. The wait is on the
 // system's clock; messages queued meanwhile stay queued, and those whose
 // deadline passes are reported at their deadline. A max below first is
-// taken as first. Without Backoff a restart is immediate.
+// taken as first. Without Backoff a restart is immediate. Backoff only
+// shapes Restart: without Restart it does nothing.
 func Backoff(first, max time.Duration) ActorOption {
 	return ActorOption{func(c *actorConfig) {
 		s := c.supCfg()
@@ -121,7 +124,8 @@ func Backoff(first, max time.Duration) ActorOption {
 // with ErrStopped, its Err is an *EscalationError, and that error is
 // escalated once: to the actor's OnEscalate function, else the system's
 // (WithEscalation), else the system's logger. An n of 0 or less means
-// no limit.
+// no limit. RestartLimit only bounds Restart: without Restart it does
+// nothing.
 func RestartLimit(n int, window time.Duration) ActorOption {
 	return ActorOption{func(c *actorConfig) {
 		s := c.supCfg()

@@ -344,3 +344,28 @@ func TestSuspendedProcessesFinishOnTheStateTheyWereGiven(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, gen)
 }
+
+func TestAGroupWithItsOnlyWorkerBenchedReportsMissesAtTheirDeadline(t *testing.T) {
+	sys, mock := newSystem(t)
+	var made incarnations
+	grp := crisp.SpawnGroup(sys, []*incarnation{made.fresh()}, crisp.Restart(made.fresh), crisp.Backoff(10*time.Millisecond, 10*time.Millisecond))
+	_, err := crisp.Call(grp, func(*crisp.Proc, *incarnation) (int, error) { panic("x") }).Get()
+	require.Error(t, err)
+	waitIdle(t, sys)
+	late := crisp.Call(grp, func(*crisp.Proc, *incarnation) (int, error) { return 0, nil }, crisp.Within(3*time.Millisecond))
+	later := crisp.Call(grp, func(_ *crisp.Proc, s *incarnation) (int, error) { return s.gen, nil }, crisp.Within(20*time.Millisecond))
+	waitIdle(t, sys)
+	mock.Add(3 * time.Millisecond)
+	waitIdle(t, sys)
+	require.True(t, late.Ready(), "missed at its deadline while the worker is benched")
+	_, err = late.Get()
+	var me *deadline.MissedError
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, t0.Add(3*time.Millisecond), me.Detected)
+	assert.False(t, later.Ready())
+	mock.Add(7 * time.Millisecond)
+	waitIdle(t, sys)
+	v, err := later.Get()
+	require.NoError(t, err)
+	assert.Equal(t, 2, v)
+}

@@ -83,7 +83,8 @@ type shard struct {
 
 // Option configures a System at NewSystem. Like ActorOption and
 // SendOption it is a plain value made by a function (WithClock,
-// WithLogger, WithPrecision); the zero Option changes nothing.
+// WithLogger, WithPrecision, WithEscalation); the zero Option changes
+// nothing.
 type Option struct{ apply func(*System) }
 
 // WithClock makes the system read time only from clk: deadlines, the
