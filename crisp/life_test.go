@@ -334,3 +334,35 @@ func (r *recorder) records() []loggedRecord {
 	defer r.mu.Unlock()
 	return append([]loggedRecord(nil), r.recs...)
 }
+
+func TestDrainOfABusyGroupLetsItsQueueFinish(t *testing.T) {
+	sys, _ := newSystem(t)
+	g := crisp.SpawnGroup(sys, []*state{{}, {}})
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	var held []*future.Future[string]
+	for range 2 {
+		held = append(held, crisp.Call(g, func(_ *crisp.Proc, s *state) (string, error) {
+			started <- struct{}{}
+			<-release
+			return "held", nil
+		}))
+	}
+	<-started
+	<-started
+	var queued []*future.Future[string]
+	for _, name := range []string{"a", "b", "c"} {
+		queued = append(queued, crisp.Call(g, record(name)))
+	}
+	g.Drain()
+	refused := crisp.Call(g, record("refused"))
+	close(release)
+	<-g.Done()
+	for _, f := range append(held, queued...) {
+		_, err := f.Get()
+		assert.NoError(t, err)
+	}
+	_, err := refused.Get()
+	assert.ErrorIs(t, err, crisp.ErrStopped)
+	assert.NoError(t, g.Err())
+}
