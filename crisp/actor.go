@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/internal/plumb"
@@ -79,6 +80,9 @@ const (
 	fNoReuse // the policy queue misbehaved: it may hold stale items, so no message is recycled
 	fLive    // in the system's live list; changed under mu
 	fFIFO    // the policy queue misbehaved again after a rebuild: arrival order from now on; set under mu
+	fLife    // lifecycle work is due: a backoff, a hook, a graceful stop, a benched worker (lifecycle.go); set under mu
+	fDraining
+	fIdle // the actor has an idle timeout: release re-arms it
 
 	shardShift = 24 // flags>>shardShift is the shard
 )
@@ -126,7 +130,10 @@ type actorConfig struct {
 	onMiss   func(*deadline.MissedError)
 	capacity int64 // WithCapacity's; 0 if unbounded
 	whenFull WhenFull
-	admit    bool // WithAdmission
+	admit    bool          // WithAdmission
+	sup      *supConfig    // nil: resume after a panic
+	idle     time.Duration // IdleTimeout's
+	hooks    uint8         // the lifecycle hooks the state type implements (hookBit)
 }
 
 // typeConfigs holds, for each state type, the configuration of its
@@ -138,7 +145,7 @@ func configFor[S any](opts []ActorOption) *actorConfig {
 	t := reflect.TypeFor[S]()
 	c, ok := typeConfigs.Load(t)
 	if !ok {
-		c, _ = typeConfigs.LoadOrStore(t, &actorConfig{pol: policy.EDF(), plain: true, typeName: t.String()})
+		c, _ = typeConfigs.LoadOrStore(t, &actorConfig{pol: policy.EDF(), plain: true, typeName: t.String(), hooks: hooksOf(t)})
 	}
 	cfg := c.(*actorConfig)
 	if len(opts) > 0 {
@@ -155,8 +162,9 @@ func configFor[S any](opts []ActorOption) *actorConfig {
 }
 
 // ActorOption configures an actor (or a group) at Spawn (SpawnGroup):
-// WithPolicy, WithName, WithMissHook. The zero ActorOption changes
-// nothing.
+// WithPolicy, WithName, WithMissHook; supervision (Restart, StopOnPanic,
+// Backoff, RestartLimit, OnEscalate); IdleTimeout. The zero ActorOption
+// changes nothing.
 type ActorOption struct{ apply func(*actorConfig) }
 
 // WithPolicy sets the order in which the actor takes its ready work; the
@@ -195,6 +203,9 @@ var shardSeq atomic.Uint32
 func Spawn[S any](sys *System, state S, opts ...ActorOption) *Actor[S] {
 	a := new(Actor[S])
 	a.init(sys, state, opts, "Spawn")
+	if a.cfg.hooks&hookBit(hookStarted) != 0 {
+		a.kickStart()
+	}
 	return a
 }
 
@@ -209,6 +220,9 @@ func (a *Actor[S]) init(sys *System, state S, opts []ActorOption, op string) {
 	a.wdKey.Store(noWatch)
 	if sys.closed.Load() {
 		a.flags.Or(fStopped)
+	}
+	if c := a.cfg; c.sup != nil || c.idle > 0 || c.hooks != 0 {
+		a.initLife(op)
 	}
 }
 
@@ -292,6 +306,9 @@ func (a *core) stop() {
 	a.qhead, a.qtail, a.queued, a.q, a.dl = nil, nil, 0, nil, nil
 	a.sys.wd.Cancel(&a.wd)
 	a.wdKey.Store(noWatch)
+	if a.coop != nil && a.coop.life != nil {
+		a.stopLife()
+	}
 	if !a.active() && a.live() {
 		a.setLive(false)
 		a.sys.leave(a)

@@ -31,6 +31,8 @@ type coopState struct {
 	sleepers []*Proc    // processes in Sleep (at most one runs, but it may be any)
 
 	keys map[any]*keyLine // lines of the keys named by queued or running messages
+
+	life *lifeState // hooks, supervision, timers, the end (lifecycle.go); nil until used
 }
 
 // more returns the actor's coopState, making it if need be. Called with
@@ -345,6 +347,7 @@ func (p *Proc) endStopped() {
 	p.extra().stopErr = ErrStopped
 	a.sys.busy.Add(1)
 	a.release()
+	a.endIfOver()
 	a.mu.Unlock()
 	runtime.Goexit()
 }

@@ -67,6 +67,24 @@
 // handler by the calling goroutine's identity, in a table that holds
 // only the handlers with something to pass on: when none runs, a send
 // pays one atomic load.
+// # Supervision, lifecycle and timers
+//
+// A handler's panic goes to its caller as a [*PanicError]; what the
+// actor does next is its supervision: resume (the default), [Restart]
+// with a fresh state, or [StopOnPanic]. [Backoff] spaces restarts and
+// [RestartLimit] gives up, stopping the actor and escalating once
+// ([OnEscalate], [WithEscalation]), when they come too often. A restart
+// swaps the state between two handlers; queued work keeps its order and
+// deadlines, and a message whose deadline passes during a backoff is
+// reported at its deadline. A group restarts only the failed worker.
+//
+// A state may implement [StartedHook], [StoppingHook] and [StoppedHook];
+// they run on the actor, as handlers. [Actor.Drain] stops an actor
+// gracefully, [Actor.Done] and [Actor.Err] tell when and why it ended,
+// [Watch] tells another actor, and [IdleTimeout] drains an actor left
+// idle. [After] and [Every] send messages later or periodically; each is
+// an entry in the system's watchdog, so it runs exactly on a virtual
+// clock and costs no goroutine.
 //
 // # Goroutines
 //

@@ -444,11 +444,14 @@ func (a *core) runGroup() {
 		if m.keyed() {
 			a.releaseKeys(m)
 		}
-		a.grp.free = append(a.grp.free, p.w)
-		if g := a.grp; g.retire > 0 && p.w != 0 {
-			g.retire--
-			g.dropWorker(p.w)
-			g.free = g.free[:len(g.free)-1]
+		// A worker restarted with a backoff is benched (supervise.go).
+		if a.flags.Load()&fLife == 0 || !a.benchWorker(p) {
+			a.grp.free = append(a.grp.free, p.w)
+			if g := a.grp; g.retire > 0 && p.w != 0 {
+				g.retire--
+				g.dropWorker(p.w)
+				g.free = g.free[:len(g.free)-1]
+			}
 		}
 		p.w, p.st = 0, nil
 		if a.queued > 1 { // more is eligible than this runner will take
@@ -469,7 +472,10 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 	grace := runnerGrace
 	for {
 		if a.stopped() {
+			a.sys.busy.Add(1) // busy until the watchers are told (endIfOver)
 			a.leaveGroup()
+			a.endIfOver()
+			a.sys.busyDone()
 			g.dropRunner(p)
 			a.unlock()
 			return nil, nil
@@ -488,6 +494,10 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 		case m == nil && grace > 0 && g.runners.Load() <= g.n.Load():
 			a.mu.Unlock()
 			grace = a.linger(grace)
+			a.mu.Lock()
+		case m == nil && a.flags.Load()&fDraining != 0 && g.runners.Load() == 1 && a.empty():
+			a.mu.Unlock() // the last runner of a draining group: its work is done
+			a.stop()
 			a.mu.Lock()
 		case m == nil:
 			if a.leaveGroup() {
@@ -531,6 +541,9 @@ func (a *core) leaveGroup() bool {
 	}
 	if g.runners.Load() == 0 {
 		a.flags.And(^uint32(fActive | fHandling))
+		if a.flags.Load()&fLife != 0 {
+			a.benchWatch()
+		}
 		if a.live() && a.qhead == nil {
 			a.setLive(false)
 			a.sys.leave(a)

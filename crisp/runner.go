@@ -188,9 +188,19 @@ func (a *core) serve(p *Proc, first *message) {
 func (a *core) schedule(p *Proc, first *message) (*message, job) {
 	grace := runnerGrace
 	for {
-		if a.stopped() {
-			a.quit(first)
-			return nil, nil
+		if f := a.flags.Load(); f&(fStopped|fLife) != 0 {
+			if f&fStopped != 0 {
+				a.quit(p, first)
+				return nil, nil
+			}
+			if first == nil {
+				switch a.lifeTurn(p) {
+				case lifeExit:
+					return nil, nil
+				case lifeAgain:
+					continue
+				}
+			}
 		}
 		if a.coop != nil && a.coop.dirty && len(a.coop.conds) > 0 {
 			a.mu.Unlock()
@@ -232,11 +242,16 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 
 // quit ends the runner of a stopped actor; first, a message taken for
 // it, fails with ErrStopped. Called with a.mu held; returns without it.
-func (a *core) quit(first *message) {
+func (a *core) quit(p *Proc, first *message) {
 	if first != nil {
 		a.addFailure(failure{m: first, err: ErrStopped})
 	}
-	a.release()
+	lf := a.life()
+	if lf == nil {
+		a.release()
+	} else {
+		a.quitLife(p) // stays busy until the watchers are told: see quitLife
+	}
 	a.unlock()
 }
 
@@ -386,7 +401,11 @@ func (a *core) queueArrivals() {
 func (a *core) invoke(p *Proc, j job) {
 	defer func() {
 		if r := recover(); r != nil {
-			a.fail(j, &PanicError{Value: r, Stack: debug.Stack()})
+			pe := &PanicError{Value: r, Stack: debug.Stack()}
+			if a.cfg.sup != nil {
+				a.crashed(p, pe)
+			}
+			a.fail(j, pe)
 		}
 	}()
 	j.run(p)
@@ -445,6 +464,9 @@ func (a *core) release() bool {
 		a.q, a.dl = nil, nil
 	}
 	a.watchBlocked()
+	if a.flags.Load()&fIdle != 0 {
+		a.armIdle()
+	}
 	a.sys.busyDone()
 	return true
 }

@@ -291,7 +291,7 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 	if o.ctx != nil {
 		a.watchContext(m, o.ctx)
 	}
-	if a.stopped() {
+	if a.flags.Load()&(fStopped|fDraining) != 0 { // stopped, or draining: refused
 		if m.state.CompareAndSwap(stQueued, stStopped) {
 			a.fail(j, ErrStopped)
 		}

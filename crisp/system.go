@@ -34,6 +34,14 @@ type System struct {
 	log       *slog.Logger
 	wd        *watchdog.Watchdog
 	onDead    func(DeadLetter) // WithDeadLetters's; nil if none
+	// onEscalate is WithEscalation's function, or nil.
+	onEscalate func(*EscalationError)
+	// lifers are the actors with a lifecycle state (lifecycle.go) that
+	// have not ended: Shutdown stops them even when idle, so that their
+	// Stopped hooks run, their Done channels close and their watchers
+	// hear.
+	lifeMu sync.Mutex
+	lifers map[*core]struct{}
 
 	closed atomic.Bool
 	// busy counts actors held by a goroutine (running work or about to);
@@ -76,7 +84,8 @@ type shard struct {
 
 // Option configures a System at NewSystem. Like ActorOption and
 // SendOption it is a plain value made by a function (WithClock,
-// WithLogger, WithPrecision); the zero Option changes nothing.
+// WithLogger, WithPrecision, WithEscalation); the zero Option changes
+// nothing.
 type Option struct{ apply func(*System) }
 
 // WithClock makes the system read time only from clk: deadlines, the
@@ -104,6 +113,10 @@ func WithClock(clk clock.Clock) Option {
 //     detected, lateness.
 //   - "miss hook panicked", Error: the actor's WithMissHook function
 //     panicked; panic.
+//   - "actor gave up restarting", Error: an actor reached its
+//     RestartLimit and nobody (OnEscalate, WithEscalation) hears of it;
+//     actor, restarts, panic.
+//   - "escalation function panicked", Error: actor, panic.
 //   - "policy gave no queue; taking work in arrival order", "policy
 //     queue misbehaved; rebuilding it" and "policy queue misbehaved
 //     again after a rebuild; taking work in arrival order from now on",
@@ -243,6 +256,7 @@ func (s *System) beginShutdown() {
 		}
 		sh.mu.Unlock()
 	}
+	live = append(live, s.lifersNow()...)
 	s.stopsLeft.Store(int64(len(live)))
 	s.gor.Add(1)
 	go s.stopAll(live)

@@ -27,7 +27,8 @@ var t0 = time.Date(2013, 2, 1, 9, 0, 0, 0, time.UTC)
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// astate is every actor's state: the counter AwaitCond reads.
+// astate is every actor's state: the counter AwaitCond reads. A
+// supervised actor gets a fresh one at each restart.
 type astate struct{ counter int }
 
 // byTag is the model's ByTag policy as a policy.Func: smaller tag first.
@@ -95,6 +96,15 @@ func (x *exec) run(settle func()) (*model.Result, error) {
 		}
 		if p.BoundOf(i).Admission {
 			opts = append(opts, crisp.WithAdmission())
+		}
+		if sup := p.SupOf(i); sup.Restart {
+			opts = append(opts, crisp.Restart(func() *astate { return &astate{} }))
+			if sup.Limit > 0 {
+				opts = append(opts, crisp.RestartLimit(sup.Limit, 0))
+			}
+			if sup.Backoff > 0 {
+				opts = append(opts, crisp.Backoff(sup.Backoff, sup.MaxBackoff))
+			}
 		}
 		if w := p.Group(i); w > 0 {
 			states := make([]*astate, w)

@@ -132,6 +132,20 @@ func (g *gen) program() *Program {
 	sortEvents(evs)
 	p.Events = evs
 	g.overload()
+	// Supervision last, so that the draws above, and the programs of
+	// earlier seeds, stay as they were.
+	for a := range p.Actors {
+		if g.chance(35) {
+			if p.Sups == nil {
+				p.Sups = make([]Sup, len(p.Actors))
+			}
+			p.Sups[a] = Sup{Restart: true, Limit: g.r.IntN(3)}
+			if p.Group(a) == 0 && g.chance(50) {
+				first := g.units(1, 4)
+				p.Sups[a].Backoff, p.Sups[a].MaxBackoff = first, first*time.Duration(1+g.r.IntN(4))
+			}
+		}
+	}
 	return p
 }
 

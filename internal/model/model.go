@@ -50,6 +50,17 @@
 // take it to its deadline. On a bounded actor a deadline passing
 // concurrently with a send is an interleaving like the others: the miss
 // frees a place the send may count.
+// own. Supervision (crisp.Restart, crisp.RestartLimit with no window): a
+// panic of a supervised actor's handler gives the actor a fresh state
+// before the panicking message's future resolves, or, after Limit
+// restarts, stops the actor (queued work fails with ErrStopped); queued
+// work is untouched by a restart; a suspended process keeps the state it
+// started with, and a Then continuation gets the state current when it
+// starts. A single actor's backoff: the runner lets the actor go, still
+// active, when it next chooses its work; work arriving or made ready
+// meanwhile queues, queued deadlines miss at their instant as always,
+// and at the backoff's end (part of the watchdog's batch) a new runner
+// takes the actor; a stop ends the backoff.
 //
 // # Determinism
 //
@@ -175,7 +186,7 @@ func Run(p *Program, opt Options) (*Result, error) {
 	s.res.Steps = make([][]Step, len(p.Actors))
 	for i, pol := range p.Actors {
 		bd := p.BoundOf(i)
-		s.actors = append(s.actors, &actor{id: i, pol: pol, workers: p.Group(i),
+		s.actors = append(s.actors, &actor{id: i, pol: pol, workers: p.Group(i), st: &astate{}, pauseUntil: never,
 			capacity: bd.Capacity, admits: bd.Admission, running: map[*proc]runEst{}})
 	}
 	for k := range p.Promises {
@@ -206,16 +217,21 @@ type sim struct {
 }
 
 type actor struct {
-	id      int
-	pol     Policy
-	stopped bool
-	active  bool    // a runner or a process holds the actor (fActive)
-	holder  *proc   // the process running or sleeping on it
-	queue   []*item // ready work
-	list    []*item // work accepted and not finished, in the order it was linked: the order Stop fails it in
-	conds   []*proc // processes in AwaitCond
-	counter int     // the state AwaitCond reads
-	seq     uint64  // last arrival number
+	id       int
+	pol      Policy
+	stopped  bool
+	active   bool    // a runner or a process holds the actor (fActive)
+	holder   *proc   // the process running or sleeping on it
+	queue    []*item // ready work
+	list     []*item // work accepted and not finished, in the order it was linked: the order Stop fails it in
+	conds    []*proc // processes in AwaitCond
+	st       *astate // the state: a restart makes a fresh one (for a group, of the failed worker, which no handler reads)
+	restarts int
+	// A backoff: pauseFor is due when the runner next chooses (it then
+	// lets the actor go, still active), pauseUntil is when it ends
+	// (never: not paused).
+	pauseFor, pauseUntil time.Duration
+	seq                  uint64 // last arrival number
 	// held maps each key named by a started message to its process,
 	// from the start until the handler returns (suspensions included).
 	held map[int]*proc
@@ -241,6 +257,11 @@ type runEst struct{ start, cost time.Duration }
 func (x *actor) bounded() bool { return x.capacity > 0 || x.admits }
 
 func (x *actor) group() bool { return x.workers > 0 }
+
+// astate is an actor's state: the counter AwaitCond reads. A process
+// keeps the state it started with (its handler's argument), through a
+// restart; a Then continuation gets the state current when it starts.
+type astate struct{ counter int }
 
 // startGroup is the runtime's startGroup: a new runner, if fewer serve
 // the group than it has workers.
@@ -309,6 +330,7 @@ type proc struct {
 	contRef int  // its future
 	started bool
 
+	st         *astate       // the state its handler was given
 	inflight   bool          // ops[pc] suspended or slept and has not returned yet
 	epoch      int           // suspensions so far: names the current one
 	sleeps     int           // sleeps so far: names the current one
@@ -521,6 +543,9 @@ func (s *sim) checkQuiet() {
 			}
 			continue
 		}
+		if x.pauseUntil != never { // in a backoff: active, held by nobody
+			continue
+		}
 		if s.anyReady(x) && (x.holder == nil || x.holder.state != pSleeping) {
 			panic(fmt.Sprintf("model: at %v actor a%d has ready work and no sleeping holder", s.now, x.id))
 		}
@@ -543,6 +568,7 @@ func (s *sim) nextWatch() time.Duration {
 				t = it.dl
 			}
 		}
+		t = min(t, x.pauseUntil)
 	}
 	for _, p := range s.procs {
 		switch {
@@ -563,6 +589,9 @@ func (s *sim) watchdogRound() {
 				roots = append(roots, func(b *branch) { s.expire(b, x) })
 				break
 			}
+		}
+		if x.pauseUntil == s.now {
+			roots = append(roots, func(b *branch) { s.pauseEnds(b, x) })
 		}
 	}
 	for _, p := range s.procs {
@@ -772,6 +801,9 @@ func (s *sim) stop(b *branch, x *actor) {
 		return
 	}
 	x.stopped = true
+	if x.pauseUntil != never { // a backoff ends with the actor
+		x.pauseUntil, x.active = never, false
+	}
 	// As the runtime does under the actor's lock: decide everything,
 	// wake the goroutines that must end or go on, and only then deliver
 	// the outcomes (whose callbacks may come back to the actor).
@@ -889,6 +921,10 @@ func (s *sim) schedule(b *branch, x *actor) {
 			x.active = false
 			return
 		}
+		if x.pauseFor > 0 { // a restart's backoff: the runner lets the actor go, still active
+			x.pauseUntil, x.pauseFor = s.now+x.pauseFor, 0
+			return
+		}
 		s.checkConds(b, x)
 		it := s.pick(x)
 		if it == nil {
@@ -954,7 +990,7 @@ func (s *sim) proceed(b *branch, p *proc) {
 
 func (s *sim) newProc(name string, msg int, x *actor, ops []Op, it *item) *proc {
 	p := &proc{id: len(s.procs), name: name, msg: msg, actor: x, ops: ops, it: it, resultTo: -1,
-		sent: map[int]bool{}, timeout: never, finish: it.finish, hasFinish: it.hasFinish}
+		sent: map[int]bool{}, timeout: never, finish: it.finish, hasFinish: it.hasFinish, st: x.st}
 	it.proc = p
 	s.procs = append(s.procs, p)
 	return p
@@ -1088,7 +1124,7 @@ func (s *sim) step(p *proc, what string) {
 // conditions reading only the actor's state, is the same.
 func (s *sim) checkConds(b *branch, x *actor) {
 	for _, p := range slices.Clone(x.conds) {
-		if x.counter >= p.ops[p.pc].N {
+		if p.st.counter >= p.ops[p.pc].N {
 			s.wake(b, p, p.epoch, false)
 		}
 	}
@@ -1113,6 +1149,7 @@ func (s *sim) exec(b *branch, p *proc) bool {
 		s.complete(b, p)
 	case p.cont && !p.started:
 		p.started = true
+		p.st = x.st
 		s.touch(b, futRes(p.contRef), tObserve)
 		p.obs = append(p.obs, ObsFuture('k', p.contRef, s.futs[p.contRef].out))
 		s.step(p, "start")
@@ -1142,16 +1179,17 @@ func (s *sim) exec(b *branch, p *proc) bool {
 				return s.suspend(b, p)
 			}
 		case OAwaitCond:
-			if x.counter < op.N {
+			if p.st.counter < op.N {
 				return s.suspend(b, p)
 			}
-			p.obs = append(p.obs, ObsCond(x.counter))
+			p.obs = append(p.obs, ObsCond(p.st.counter))
 		case OSuspend:
 			return s.suspend(b, p)
 		case OIncr:
-			x.counter++
+			p.st.counter++
 		case OPanic:
 			s.step(p, "panic")
+			s.supervise(b, x)
 			s.end(b, p, OutPanic(PanicValue(p.msg)))
 			return true
 		case OStop:
@@ -1213,7 +1251,7 @@ func (s *sim) complete(b *branch, p *proc) {
 		}
 		p.obs = append(p.obs, ObsFuture('w', op.Ref, out))
 	case OAwaitCond:
-		p.obs = append(p.obs, ObsCond(p.actor.counter))
+		p.obs = append(p.obs, ObsCond(p.st.counter))
 	}
 	p.inflight, p.timedOut = false, false
 	p.timeout = never
@@ -1391,4 +1429,46 @@ func (s *sim) then(b *branch, p *proc, op Op) {
 	} else {
 		f.waiters = append(f.waiters, func(c *branch) { s.wake(c, k, 0, false) })
 	}
+}
+
+// supervise is the runtime's answer to a panic of a handler of x, made
+// before the panicking message's future resolves: a supervised actor
+// restarts with a fresh state, or, past its limit, stops (its queued work
+// fails with ErrStopped first). An actor already stopped does neither.
+func (s *sim) supervise(b *branch, x *actor) {
+	sup := s.p.SupOf(x.id)
+	if !sup.Restart || x.stopped {
+		return
+	}
+	if sup.Limit > 0 && x.restarts >= sup.Limit {
+		s.stop(b, x)
+		return
+	}
+	k := x.restarts
+	x.restarts++
+	if !x.group() {
+		x.st = &astate{}
+		x.pauseFor = backoffAfter(sup, k)
+	}
+}
+
+// backoffAfter is the backoff of a restart after k others: the
+// runtime's supConfig.backoffAfter.
+func backoffAfter(sup Sup, k int) time.Duration {
+	d := sup.Backoff
+	for i := 0; i < k && d > 0 && d < sup.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, sup.MaxBackoff)
+}
+
+// pauseEnds is the watchdog ending x's backoff: a new runner takes the
+// actor, which stayed active meanwhile.
+func (s *sim) pauseEnds(b *branch, x *actor) {
+	s.touch(b, actorRes(x), tReady)
+	if x.pauseUntil != s.now {
+		return // stopped meanwhile
+	}
+	x.pauseUntil = never
+	s.spawn(b, func(c *branch) { s.schedule(c, x) })
 }

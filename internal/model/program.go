@@ -41,7 +41,10 @@ type Program struct {
 	// Workers says, by actor, how many workers serve it: 0 for an actor
 	// made by Spawn, n for a group of n workers (SpawnGroup). Nil, or
 	// shorter than Actors: the rest are single actors.
-	Workers  []int
+	Workers []int
+	// Sups says, by actor, what it does when a handler panics. Nil, or
+	// shorter than Actors: the rest resume (the default).
+	Sups     []Sup
 	Msgs     []Msg
 	Promises int     // external promises, resolved by events
 	Events   []Event // in the order they are set; ties at an instant run in this order
@@ -60,6 +63,27 @@ type Program struct {
 type Bound struct {
 	Capacity  int
 	Admission bool
+}
+
+// Sup is an actor's supervision: Restart with a fresh state
+// (crisp.Restart; a group restarts the failed worker only), and, if
+// Limit > 0, give up after Limit restarts (crisp.RestartLimit(Limit, 0)):
+// the panic after them stops the actor before its future resolves. A
+// single actor may wait a Backoff before each restart
+// (crisp.Backoff(Backoff, MaxBackoff)): Backoff, doubled for each
+// earlier restart, up to MaxBackoff.
+type Sup struct {
+	Restart             bool
+	Limit               int
+	Backoff, MaxBackoff time.Duration
+}
+
+// SupOf returns actor a's supervision.
+func (p *Program) SupOf(a int) Sup {
+	if a < len(p.Sups) {
+		return p.Sups[a]
+	}
+	return Sup{}
 }
 
 // Msg is a message: where it goes, how, and the handler it runs.
@@ -190,6 +214,15 @@ func (p *Program) String() string {
 		if p.BoundOf(i).Admission {
 			b.WriteString("[admission]")
 		}
+		if sup := p.SupOf(i); sup.Restart {
+			b.WriteString("+restart")
+			if sup.Limit > 0 {
+				fmt.Fprintf(&b, "<=%d", sup.Limit)
+			}
+			if sup.Backoff > 0 {
+				fmt.Fprintf(&b, "~%v..%v", sup.Backoff, sup.MaxBackoff)
+			}
+		}
 	}
 	if p.Promises > 0 {
 		fmt.Fprintf(&b, "; promises: %d", p.Promises)
@@ -300,6 +333,7 @@ func (p *Program) Clone() *Program {
 		Actors:   append([]Policy(nil), p.Actors...),
 		Workers:  append([]int(nil), p.Workers...),
 		Bounds:   append([]Bound(nil), p.Bounds...),
+		Sups:     append([]Sup(nil), p.Sups...),
 		Msgs:     make([]Msg, len(p.Msgs)),
 		Promises: p.Promises,
 		Events:   append([]Event(nil), p.Events...),

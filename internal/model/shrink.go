@@ -167,6 +167,9 @@ func candidates(p *Program) []*Program {
 			if len(q.Workers) > last {
 				q.Workers = q.Workers[:last]
 			}
+			if len(q.Sups) > last {
+				q.Sups = q.Sups[:last]
+			}
 			return true
 		})
 	}
@@ -176,6 +179,17 @@ func candidates(p *Program) []*Program {
 		}
 		if w > 0 { // a single actor: its handlers may do more, not less
 			edit(func(q *Program) bool { q.Workers[a] = 0; return true })
+		}
+	}
+	for a, sup := range p.Sups {
+		if sup.Backoff > 0 {
+			edit(func(q *Program) bool { q.Sups[a].Backoff, q.Sups[a].MaxBackoff = 0, 0; return true })
+		}
+		if sup.Limit > 0 {
+			edit(func(q *Program) bool { q.Sups[a].Limit = 0; return true })
+		}
+		if sup.Restart {
+			edit(func(q *Program) bool { q.Sups[a] = Sup{}; return true })
 		}
 	}
 	for a, pol := range p.Actors {

@@ -43,6 +43,15 @@ func Valid(p *Program) error {
 			bad("m%d: to a%d, which has admission control, without a cost", i, m.To)
 		}
 	}
+	if len(p.Sups) > len(p.Actors) {
+		bad("supervision given for %d actors of %d", len(p.Sups), len(p.Actors))
+	}
+	for a, sup := range p.Sups {
+		if sup.Limit < 0 || sup.Limit > 0 && !sup.Restart || sup.Backoff < 0 || sup.MaxBackoff < sup.Backoff ||
+			sup.Backoff > 0 && (!sup.Restart || p.Group(a) > 0) {
+			bad("a%d: supervision %+v", a, sup)
+		}
+	}
 	sentBy := make([]int, len(p.Msgs))
 	for i, e := range p.Events {
 		if i > 0 && e.At < p.Events[i-1].At {
