@@ -49,10 +49,17 @@ type message struct {
 	// actor's intake.
 	linked     bool     // in the actor's list: queued, ready, or suspended
 	inQ        bool     // pushed into the actor's policy queue, and not yet popped or removed from it
+	obs        uint8    // observation bits (observe.go); zero unless the system has an observer
 	prev, next *message // the actor's list
 	dli        int      // position in the actor's deadline index
 
 	ext *msgExt // non-nil for messages sent with a context, or once suspended
+
+	// Set only for an observed message (obs != 0), by the goroutine
+	// making its transition: its number, and the system's deadline key
+	// of its sending, then of its start (observe.go).
+	oid    uint64
+	ostamp int64
 }
 
 // msgExt holds what few messages need.
@@ -63,6 +70,9 @@ type msgExt struct {
 	keys    []keyRef    // the data the message synchronises on (see group.go)
 	blocked int         // keys whose line it does not head, or that are held
 	key1    [1]keyRef   // keys' storage when there is only one
+	// suspendedAt is the system's key of the instant an observed
+	// process last suspended (observe.go).
+	suspendedAt int64
 }
 
 // releaseCtx stops watching the context once the message has started or

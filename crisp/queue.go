@@ -108,12 +108,15 @@ func (a *core) fail(j job, err error) {
 // whose context has ended: it leaves the message's ext.stop alone.
 func (a *core) report(j job, err error) {
 	j.fail(err)
+	m := j.hdr()
+	if m.obs != 0 {
+		a.observeEnd(m, err, false, time.Time{})
+	}
 	if j.answered() {
 		return
 	}
 	// A Tell has no future: a panic or a policy failure would otherwise
 	// go unseen.
-	m := j.hdr()
 	switch e := err.(type) {
 	case *PanicError:
 		a.sys.log.LogAttrs(m.logContext(), slog.LevelError, "handler panicked",
@@ -157,6 +160,9 @@ func (a *core) miss(m *message, now time.Time) {
 	}
 	m.ext.releaseCtx()
 	j.fail(err)
+	if m.obs != 0 {
+		a.observeEnd(m, err, true, now)
+	}
 	if ctx := m.logContext(); a.sys.log.Enabled(ctx, slog.LevelDebug) {
 		a.sys.log.LogAttrs(ctx, slog.LevelDebug, "deadline missed",
 			slog.String("actor", err.Actor), slog.String("message", err.Message),

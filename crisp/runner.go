@@ -310,10 +310,16 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 	if m.ext != nil {
 		m.ext.releaseCtx()
 	}
+	if m.obs != 0 {
+		a.observeStart(m)
+	}
 	a.beginHandler()
 	p.m = m
 	a.invoke(p, j)
 	p.m = nil
+	if m.obs != 0 {
+		a.observeFinish(m)
+	}
 	if p.thens != nil {
 		clear(p.thens) // keep the array, not the continuations
 		p.thens = p.thens[:0]

@@ -248,13 +248,19 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 	}
 	if o.ctx != nil && !o.mergeContext() {
 		m.state.Store(stCancelled)
-		j.fail(o.ctx.Err())
+		if a.sys.obs != nil {
+			a.sent(m, j, o.ctx)
+		}
+		a.report(j, o.ctx.Err()) // j.fail, and the observer
 		return false
 	}
 	if o.cost > 0 && !o.dl.IsZero() {
 		o.dl = o.dl.Add(-o.cost)
 	}
 	m.item.Deadline = o.dl
+	if a.sys.obs != nil {
+		a.sent(m, j, o.ctx)
+	}
 	if !o.dl.IsZero() {
 		if !o.haveNow {
 			o.now, o.haveNow = a.sys.now(), true
@@ -270,7 +276,7 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 	}
 	if a.stopped() {
 		if m.state.CompareAndSwap(stQueued, stStopped) {
-			a.fail(j, ErrStopped)
+			a.refuse(m, j, ErrStopped)
 		}
 		return false
 	}

@@ -33,6 +33,8 @@ type System struct {
 	realClock bool      // clk is clock.New()'s: now reads the monotonic clock only
 	log       *slog.Logger
 	wd        *watchdog.Watchdog
+	obs       Observer      // nil unless WithObserver (observe.go)
+	obsSeq    atomic.Uint64 // the last observed message's number
 
 	closed atomic.Bool
 	// busy counts actors held by a goroutine (running work or about to);
@@ -103,6 +105,10 @@ func WithClock(clk clock.Clock) Option {
 //     detected, lateness.
 //   - "miss hook panicked", Error: the actor's WithMissHook function
 //     panicked; panic.
+//   - "message refused", Debug: the actor refused the message at send
+//     (it had stopped); error. Its caller's future says so too.
+//   - "observer panicked", Error: an Observer (WithObserver) panicked;
+//     event (the event's kind), panic.
 //   - "policy gave no queue; taking work in arrival order", "policy
 //     queue misbehaved; rebuilding it" and "policy queue misbehaved
 //     again after a rebuild; taking work in arrival order from now on",
