@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/crisprt/crisp/policy"
 )
 
 // How a system tells an observer what happens to its messages.
@@ -159,6 +161,8 @@ type Event struct {
 	Deadline time.Time
 	// Priority is the message's Priority option.
 	Priority int
+	// Policy, for Sent only, is the actor's scheduling policy.
+	Policy policy.Policy
 	// Wait: for Started, how long the message was queued; for Resumed,
 	// how long the process was suspended.
 	Wait time.Duration
@@ -224,7 +228,7 @@ func (a *core) sent(m *message, j job, ctx context.Context) {
 	m.oid = s.obsSeq.Add(1)
 	m.ostamp = s.key(now)
 	a.emit(Event{Kind: EventSent, ID: m.oid, Actor: a.displayName(), Message: m.name(j),
-		Time: now, Deadline: m.item.Deadline, Priority: m.item.Priority, Context: ctx})
+		Time: now, Deadline: m.item.Deadline, Priority: m.item.Priority, Policy: a.cfg.pol, Context: ctx})
 }
 
 // observeStart emits Started for m, whose handler is about to run on the
