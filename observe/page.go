@@ -46,7 +46,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"ms
 <html><head><meta charset="utf-8"><title>crisp actors</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse}th,td{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:right}
+table{border-collapse:collapse}th,td{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 tr.missing td{background:#fff1f0}tfoot td{font-weight:bold}
 .note{color:#666;font-size:.9em}
