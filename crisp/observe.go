@@ -225,6 +225,14 @@ func (a *core) sent(m *message, j job, ctx context.Context) {
 	s := a.sys
 	now := s.now()
 	m.obs = obsOn
+	if ctx != nil {
+		// Here already, not only in watchContext: a message that fails
+		// at send must have its context in its terminal event too.
+		if m.ext == nil {
+			m.ext = &msgExt{}
+		}
+		m.ext.ctx = ctx
+	}
 	m.oid = s.obsSeq.Add(1)
 	m.ostamp = s.key(now)
 	a.emit(Event{Kind: EventSent, ID: m.oid, Actor: a.displayName(), Message: m.name(j),

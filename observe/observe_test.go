@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -246,4 +247,59 @@ func TestProfilingTracesMessages(t *testing.T) {
 	assert.Contains(t, out, "valve/waits")
 	assert.Contains(t, out, "crisp.deadline")
 	assert.Contains(t, out, "missed")
+}
+
+// ctxKey marks the context a message was sent with.
+type ctxKey struct{}
+
+// keyHandler is a slog handler that keeps each record's level, message
+// and attributes, and the context value under ctxKey.
+type keyHandler struct {
+	mu      *sync.Mutex
+	records *[]string
+}
+
+func (h keyHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h keyHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h keyHandler) WithGroup(string) slog.Handler            { return h }
+func (h keyHandler) Handle(ctx context.Context, r slog.Record) error {
+	s := r.Level.String() + " " + r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key != "stack" && a.Key != "deadline" && a.Key != "detected" {
+			s += " " + a.String()
+		}
+		return true
+	})
+	if v, ok := ctx.Value(ctxKey{}).(string); ok {
+		s += " ctx=" + v
+	}
+	h.mu.Lock()
+	*h.records = append(*h.records, s)
+	h.mu.Unlock()
+	return nil
+}
+
+func TestLogReportsWhatWentWrong(t *testing.T) {
+	var mu sync.Mutex
+	var records []string
+	sys, _ := newSystem(t, observe.Log(slog.New(keyHandler{&mu, &records})))
+	a := crisp.Spawn(sys, &plant{}, crisp.WithName("valve"))
+	ctx := context.WithValue(context.Background(), ctxKey{}, "req-7")
+	_, err := crisp.Call(a, step, crisp.Within(0), crisp.MessageName("late"), crisp.Context(ctx)).Get()
+	require.ErrorIs(t, err, deadline.ErrMissed)
+	_, err = crisp.Call(a, func(*crisp.Proc, *plant) (int, error) { panic("boom") }, crisp.MessageName("bad")).Get()
+	require.Error(t, err)
+	_, err = crisp.Call(a, step, crisp.MessageName("fine")).Get()
+	require.NoError(t, err)
+	a.Stop()
+	_, err = crisp.Call(a, step, crisp.MessageName("after stop")).Get()
+	require.ErrorIs(t, err, crisp.ErrStopped)
+	waitIdle(t, sys)
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, records, 3, "%q", records)
+	assert.Equal(t, "WARN deadline missed actor=valve message=late lag=0s error=valve: late: deadline missed: had to start by 2013-02-01T09:00:00Z ctx=req-7", records[0])
+	assert.Equal(t, "ERROR handler panicked actor=valve message=bad error=crisp: handler panicked: boom panic=boom", records[1])
+	assert.Equal(t, "WARN message refused actor=valve message=after stop error=crisp: actor stopped", records[2])
 }
