@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -365,3 +366,35 @@ func BenchmarkObserver(b *testing.B) {
 		})
 	}
 }
+
+func TestRefusalsAndObserverPanicsAreLogged(t *testing.T) {
+	rec := &recorder{}
+	sys, _ := newSystem(t, crisp.WithLogger(slog.New(rec)), crisp.WithObserver(crisp.ObserverFunc(func(e crisp.Event) {
+		if e.Kind == crisp.EventStarted {
+			panic("observer bug")
+		}
+	})))
+	a := crisp.Spawn(sys, &state{}, crisp.WithName("a"))
+	v, err := crisp.Call(a, record("one"), crisp.MessageName("one")).Get()
+	require.NoError(t, err)
+	assert.Equal(t, "one", v, "the observer's panic changes no outcome")
+	a.Stop()
+	ctx := context.WithValue(context.Background(), ctxKey{}, "req-1")
+	_, err = crisp.Call(a, record("two"), crisp.MessageName("two"), crisp.Context(ctx)).Get()
+	require.ErrorIs(t, err, crisp.ErrStopped)
+	waitIdle(t, sys)
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	require.Len(t, rec.recs, 2)
+	assert.Equal(t, "observer panicked", rec.recs[0].msg)
+	assert.Equal(t, slog.LevelError, rec.recs[0].level)
+	assert.Equal(t, "started", rec.recs[0].attrs["event"].String())
+	assert.Equal(t, "observer bug", rec.recs[0].attrs["panic"].String())
+	assert.Equal(t, "message refused", rec.recs[1].msg)
+	assert.Equal(t, slog.LevelDebug, rec.recs[1].level)
+	assert.Equal(t, "two", rec.recs[1].attrs["message"].String())
+	assert.Equal(t, "req-1", rec.recs[1].ctx.Value(ctxKey{}), "logged with the message's context")
+}
+
+type ctxKey struct{}
