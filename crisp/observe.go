@@ -233,14 +233,9 @@ func (a *core) sent(m *message, j job, ctx context.Context) {
 		}
 		m.ext.ctx = ctx
 	}
-	if m.item.Name == "" {
-		// Name it once, as name would every time: each event names
-		// the message, and the handler's name is a map lookup away.
-		m.item.Name = funcName(j.handler())
-	}
 	m.oid = s.obsSeq.Add(1)
 	m.ostamp = s.key(now)
-	a.emit(Event{Kind: EventSent, ID: m.oid, Actor: a.displayName(), Message: m.item.Name,
+	a.emit(Event{Kind: EventSent, ID: m.oid, Actor: a.displayName(), Message: m.name(j),
 		Time: now, Deadline: m.item.Deadline, Priority: m.item.Priority, Policy: a.cfg.pol, Context: ctx})
 }
 
