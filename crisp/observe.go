@@ -235,7 +235,7 @@ func (a *core) sent(m *message, j job, ctx context.Context) {
 	}
 	m.oid = s.obsSeq.Add(1)
 	m.ostamp = s.key(now)
-	a.emit(Event{Kind: EventSent, ID: m.oid, Actor: a.displayName(), Message: m.name(j),
+	a.emit(&Event{Kind: EventSent, ID: m.oid, Actor: a.displayName(), Message: m.name(j),
 		Time: now, Deadline: m.item.Deadline, Priority: m.item.Priority, Policy: a.cfg.pol, Context: ctx})
 }
 
@@ -246,14 +246,15 @@ func (a *core) sent(m *message, j job, ctx context.Context) {
 func (a *core) observeStart(m *message) {
 	s := a.sys
 	now := s.now()
-	e := a.eventOf(EventStarted, m, now)
+	var e Event
+	a.eventOf(&e, EventStarted, m, now)
 	e.Wait = time.Duration(s.key(now) - m.ostamp)
 	if !m.item.Deadline.IsZero() {
 		e.Slack = m.item.Deadline.Sub(now)
 	}
 	m.obs |= obsStarted
 	m.ostamp = s.key(now)
-	a.emit(e)
+	a.emit(&e)
 }
 
 // observeFinish emits Finished for m, whose handler has returned, unless
@@ -265,9 +266,10 @@ func (a *core) observeFinish(m *message) {
 		return
 	}
 	now := a.sys.now()
-	e := a.eventOf(EventFinished, m, now)
+	var e Event
+	a.eventOf(&e, EventFinished, m, now)
 	e.Run = time.Duration(a.sys.key(now) - m.ostamp)
-	a.emit(e)
+	a.emit(&e)
 }
 
 // observeSuspend emits Suspended for the process running m, which is
@@ -280,7 +282,9 @@ func (a *core) observeSuspend(m *message) {
 		m.ext = &msgExt{}
 	}
 	m.ext.suspendedAt = a.sys.key(now)
-	a.emit(a.eventOf(EventSuspended, m, now))
+	var e Event
+	a.eventOf(&e, EventSuspended, m, now)
+	a.emit(&e)
 }
 
 // observeResume emits Resumed for the process running m, which holds its
@@ -289,11 +293,12 @@ func (a *core) observeSuspend(m *message) {
 //go:noinline
 func (a *core) observeResume(m *message) {
 	now := a.sys.now()
-	e := a.eventOf(EventResumed, m, now)
+	var e Event
+	a.eventOf(&e, EventResumed, m, now)
 	if m.ext != nil {
 		e.Wait = time.Duration(a.sys.key(now) - m.ext.suspendedAt)
 	}
-	a.emit(e)
+	a.emit(&e)
 }
 
 // observeEnd emits m's terminal event, err being the outcome its future
@@ -310,22 +315,22 @@ func (a *core) observeEnd(m *message, err error, missed bool, now time.Time) {
 	case nil:
 		return // not an outcome
 	case *PanicError:
-		e = a.eventOf(EventPanicked, m, now)
+		a.eventOf(&e, EventPanicked, m, now)
 	case *PolicyError:
-		e = a.eventOf(EventFailed, m, now)
+		a.eventOf(&e, EventFailed, m, now)
 	default:
 		switch {
 		case missed:
-			e = a.eventOf(EventMissed, m, now)
+			a.eventOf(&e, EventMissed, m, now)
 			e.Lag = now.Sub(m.item.Deadline)
 		case m.obs&obsRefused != 0:
-			e = a.eventOf(EventRefused, m, now)
+			a.eventOf(&e, EventRefused, m, now)
 		case err == ErrStopped:
-			e = a.eventOf(EventStopped, m, now)
+			a.eventOf(&e, EventStopped, m, now)
 		case err == errGoexit:
-			e = a.eventOf(EventPanicked, m, now)
+			a.eventOf(&e, EventPanicked, m, now)
 		default:
-			e = a.eventOf(EventCancelled, m, now)
+			a.eventOf(&e, EventCancelled, m, now)
 		}
 	}
 	e.Err = err
@@ -336,35 +341,43 @@ func (a *core) observeEnd(m *message, err error, missed bool, now time.Time) {
 			m.obs |= obsEnded // the running goroutine's own write: see observeFinish
 		}
 	}
-	a.emit(e)
+	a.emit(&e)
 }
 
-// eventOf is the part of an event every kind shares.
-func (a *core) eventOf(k EventKind, m *message, now time.Time) Event {
-	e := Event{Kind: k, ID: m.oid, Actor: a.displayName(), Time: now,
+// eventOf sets the part of e every kind shares.
+func (a *core) eventOf(e *Event, k EventKind, m *message, now time.Time) {
+	*e = Event{Kind: k, ID: m.oid, Actor: a.displayName(), Time: now,
 		Deadline: m.item.Deadline, Priority: m.item.Priority}
 	if m.ext != nil {
 		e.Context = m.ext.ctx
 	}
 	e.Message = m.name(jobOf(&m.item))
-	return e
 }
 
 // emit tells the observer of e; a panic in the observer is logged and
-// goes no further.
-func (a *core) emit(e Event) {
-	defer func() {
-		if r := recover(); r != nil {
-			ctx := e.Context
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			a.sys.log.LogAttrs(ctx, slog.LevelError, "observer panicked",
-				slog.String("actor", e.Actor), slog.String("message", e.Message),
-				slog.String("event", e.Kind.String()), slog.Any("panic", r))
-		}
-	}()
-	a.sys.obs.Observe(e)
+// goes no further. It takes e by pointer, and the callers keep their
+// event in one local, so that on a runner's small stack the event is
+// copied once, into the observer's frame.
+//
+//go:noinline
+func (a *core) emit(e *Event) {
+	defer a.observerPanicked(e)
+	a.sys.obs.Observe(*e)
+}
+
+// observerPanicked logs a panic of the observer told of e.
+func (a *core) observerPanicked(e *Event) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	ctx := e.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	a.sys.log.LogAttrs(ctx, slog.LevelError, "observer panicked",
+		slog.String("actor", e.Actor), slog.String("message", e.Message),
+		slog.String("event", e.Kind.String()), slog.Any("panic", r))
 }
 
 // refuse fails m, which its actor will not queue, with err: a refusal,
