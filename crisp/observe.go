@@ -216,14 +216,19 @@ const (
 	obsRefused             // the terminal failure is a refusal
 )
 
-// sent marks m as observed and emits Sent. ctx is the message's context
-// (m.ext is not set yet). Called on the sender's goroutine, without a
+// sent marks m as observed and emits Sent. o holds the message's
+// context (m.ext is not set yet) and, if the send read the clock for a
+// deadline, that reading. Called on the sender's goroutine, without a
 // lock, before m is queued.
 //
 //go:noinline
-func (a *core) sent(m *message, j job, ctx context.Context) {
+func (a *core) sent(m *message, j job, o *sendOpts) {
 	s := a.sys
-	now := s.now()
+	now := o.now
+	if !o.haveNow {
+		now = s.now()
+	}
+	ctx := o.ctx
 	m.obs = obsOn
 	if ctx != nil {
 		// Here already, not only in watchContext: a message that fails

@@ -202,7 +202,8 @@ func TestObserverSeesEveryTransitionOnce(t *testing.T) {
 }
 
 // TestObserverMatchesFuturesAtRandom sends random mixes of messages
-// (deadlines, panics, awaits, cancellations, a stop part-way) and checks
+// (deadlines, keys, panics, awaits, cancellations, a stop part-way), to
+// two actors and a group of two workers, and checks
 // every message's events against its future's outcome.
 func TestObserverMatchesFuturesAtRandom(t *testing.T) {
 	for seed := range uint64(20) {
@@ -210,9 +211,10 @@ func TestObserverMatchesFuturesAtRandom(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 18))
 			rec := newEventLog()
 			sys, mock := newSystem(t, crisp.WithObserver(rec))
-			actors := []*crisp.Actor[*state]{
+			actors := []crisp.Ref[*state]{
 				crisp.Spawn(sys, &state{}, crisp.WithName("x")),
 				crisp.Spawn(sys, &state{}, crisp.WithName("y")),
+				crisp.SpawnGroup(sys, []*state{{}, {}}, crisp.WithName("g")),
 			}
 			type sent struct {
 				f       *future.Future[string]
@@ -230,16 +232,19 @@ func TestObserverMatchesFuturesAtRandom(t *testing.T) {
 				if r.IntN(2) == 0 {
 					opts = append(opts, crisp.Within(time.Duration(r.IntN(5))*time.Second))
 				}
+				if r.IntN(4) == 0 {
+					opts = append(opts, crisp.Key(r.IntN(3))) // on the group, keys make messages wait for one another
+				}
 				if r.IntN(8) == 0 {
 					ctx, cancel := context.WithCancel(context.Background())
 					cancels = append(cancels, cancel)
 					opts = append(opts, crisp.Context(ctx))
 				}
 				var fn func(*crisp.Proc, *state) (string, error)
-				switch r.IntN(6) {
-				case 0:
+				switch k := r.IntN(6); {
+				case k == 0:
 					fn = func(*crisp.Proc, *state) (string, error) { panic(name) }
-				case 1:
+				case k == 1 && ai < 2: // a group's Await holds its worker: the system would not go idle
 					pr := future.NewPromise[int](mock)
 					promises = append(promises, pr)
 					fn = func(p *crisp.Proc, _ *state) (string, error) {

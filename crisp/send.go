@@ -249,7 +249,7 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 	if o.ctx != nil && !o.mergeContext() {
 		m.state.Store(stCancelled)
 		if a.sys.obs != nil {
-			a.sent(m, j, o.ctx)
+			a.sent(m, j, o)
 		}
 		a.report(j, o.ctx.Err()) // j.fail, and the observer
 		return false
@@ -259,7 +259,7 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 	}
 	m.item.Deadline = o.dl
 	if a.sys.obs != nil {
-		a.sent(m, j, o.ctx)
+		a.sent(m, j, o)
 	}
 	if !o.dl.IsZero() {
 		if !o.haveNow {
