@@ -3,6 +3,7 @@ package crisp
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/crisprt/crisp/policy"
@@ -119,33 +120,12 @@ func (k EventKind) String() string {
 	if int(k) < len(eventNames) && eventNames[k] != "" {
 		return eventNames[k]
 	}
-	return "EventKind(" + itoa(int(k)) + ")"
+	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Terminal reports whether k ends a message's life: exactly one terminal
 // event follows each Sent.
 func (k EventKind) Terminal() bool { return k >= EventFinished && k <= EventFailed }
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	for ; n > 0; n /= 10 {
-		i--
-		b[i] = byte('0' + n%10)
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
 
 // Event is one transition of one message (see EventKind for which fields
 // each kind sets; the others are zero).
