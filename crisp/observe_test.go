@@ -403,3 +403,31 @@ func TestRefusalsAndObserverPanicsAreLogged(t *testing.T) {
 }
 
 type ctxKey struct{}
+
+// A CallNext whose handler returns a continuation is one message: its
+// Finished marks the handler's return, and the continuation, which runs
+// later on the actor, has no events of its own.
+func TestObserverSeesACallNextAsOneMessage(t *testing.T) {
+	rec := newEventLog()
+	sys, mock := newSystem(t, crisp.WithObserver(rec))
+	a := crisp.Spawn(sys, &state{}, crisp.WithName("a"))
+	p := future.NewPromise[string](mock)
+	f := crisp.CallNext(a, func(pr *crisp.Proc, _ *state) crisp.Next[*state, string] {
+		return crisp.Then(pr, p.Future(), func(_ *crisp.Proc, _ *state, v string, err error) crisp.Next[*state, string] {
+			return crisp.Return[*state](v+"!", err)
+		})
+	}, crisp.MessageName("next"))
+	waitIdle(t, sys)
+	p.Resolve("done", nil)
+	v, err := f.Get()
+	require.NoError(t, err)
+	assert.Equal(t, "done!", v)
+	waitIdle(t, sys)
+	var kinds []crisp.EventKind
+	rec.mu.Lock()
+	for _, e := range rec.events {
+		kinds = append(kinds, e.Kind)
+	}
+	rec.mu.Unlock()
+	assert.Equal(t, []crisp.EventKind{crisp.EventSent, crisp.EventStarted, crisp.EventFinished}, kinds)
+}
