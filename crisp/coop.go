@@ -310,6 +310,9 @@ func (p *Proc) park(arm func(epoch uint32)) {
 //go:noinline
 func (p *Proc) suspend(arm func(epoch uint32)) {
 	a := p.a
+	if p.m.obs != 0 {
+		a.observeSuspend(p.m)
+	}
 	a.flags.And(^uint32(fHandling))
 	a.mu.Lock()
 	if a.coop != nil && len(a.coop.conds) > 0 {
@@ -392,6 +395,9 @@ func (p *Proc) resumed() {
 		p.x.timed = false
 	}
 	p.a.holder.Store(uintptr(p.g))
+	if p.m.obs != 0 {
+		p.a.observeResume(p.m)
+	}
 	p.a.beginHandler()
 }
 

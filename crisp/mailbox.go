@@ -132,7 +132,11 @@ func (a *core) pass(m *message, j job, o *sendOpts) bool {
 		err := a.waitRoom(m, j, o)
 		if err != nil {
 			m.state.Store(stFailed)
-			a.fail(j, err)
+			if _, full := err.(*FullError); full || err == ErrStopped {
+				a.refuse(m, j, err) // refused: the observer hears EventRefused
+			} else {
+				a.fail(j, err) // its context ended while it waited: cancelled
+			}
 			return false
 		}
 	}
@@ -140,7 +144,7 @@ func (a *core) pass(m *message, j job, o *sendOpts) bool {
 		if err := a.admitWork(m, j, o); err != nil {
 			b.unreserve()
 			m.state.Store(stFailed)
-			a.fail(j, err)
+			a.refuse(m, j, err)
 			return false
 		}
 	}

@@ -51,10 +51,11 @@ type message struct {
 	linked     bool     // in the actor's list: queued, ready, or suspended
 	inQ        bool     // pushed into the actor's policy queue, and not yet popped or removed from it
 	counted    bool     // holds a place in its actor's bound until it starts or is decided (mailbox.go)
+	obs        uint8    // observation bits (observe.go); zero unless the system has an observer
 	prev, next *message // the actor's list
 	dli        int      // position in the actor's deadline index
 
-	ext *msgExt // non-nil for messages sent with a context, or once suspended
+	ext *msgExt // non-nil for messages sent with a context or observed, or once suspended
 }
 
 // msgExt holds what few messages need.
@@ -67,6 +68,14 @@ type msgExt struct {
 	key1    [1]keyRef   // keys' storage when there is only one
 	adm     *admEntry   // its admission control record (admission.go)
 	finish  time.Time   // the finishing deadline its handler's sends inherit (propagate.go)
+
+	// Set only for an observed message (message.obs != 0), by the
+	// goroutine making its transition (observe.go): its number; the
+	// system's key of its sending, then of its start; and of the instant
+	// it last suspended. Here, not in message, so that a program without
+	// an observer does not carry them in every message.
+	oid                 uint64
+	ostamp, suspendedAt int64
 }
 
 // releaseCtx stops watching the context once the message has started or

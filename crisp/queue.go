@@ -112,6 +112,9 @@ func (a *core) report(j job, err error) {
 		a.uncount(m)
 	}
 	j.fail(err)
+	if m.obs != 0 {
+		a.observeEnd(m, err, false, time.Time{})
+	}
 	if j.answered() {
 		return
 	}
@@ -166,6 +169,9 @@ func (a *core) miss(m *message, now time.Time) {
 	}
 	m.ext.releaseCtx()
 	j.fail(err)
+	if m.obs != 0 {
+		a.observeEnd(m, err, true, now)
+	}
 	if ctx := m.logContext(); a.sys.log.Enabled(ctx, slog.LevelDebug) {
 		a.sys.log.LogAttrs(ctx, slog.LevelDebug, "deadline missed",
 			slog.String("actor", err.Actor), slog.String("message", err.Message),

@@ -328,6 +328,9 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 	if m.ext != nil {
 		m.ext.releaseCtx()
 	}
+	if m.obs != 0 {
+		a.observeStart(m)
+	}
 	a.beginHandler()
 	p.m = m
 	if m.ext != nil && m.ext.passesOn() {
@@ -339,6 +342,9 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 		a.finished(p)
 	}
 	p.m = nil
+	if m.obs != 0 {
+		a.observeFinish(m)
+	}
 	if p.thens != nil {
 		clear(p.thens) // keep the array, not the continuations
 		p.thens = p.thens[:0]

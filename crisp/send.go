@@ -264,7 +264,10 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 	}
 	if o.ctx != nil && !o.mergeContext() {
 		m.state.Store(stCancelled)
-		a.report(j, o.ctx.Err()) // a Tell's is a dead letter
+		if a.sys.obs != nil {
+			a.sent(m, j, o)
+		}
+		a.report(j, o.ctx.Err()) // j.fail, the observer; a Tell's is a dead letter
 		return false
 	}
 	if !o.finish.IsZero() {
@@ -275,6 +278,9 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 		o.dl = o.dl.Add(-o.cost)
 	}
 	m.item.Deadline = o.dl
+	if a.sys.obs != nil {
+		a.sent(m, j, o)
+	}
 	if !o.dl.IsZero() {
 		if !o.haveNow {
 			o.now, o.haveNow = a.sys.now(), true
@@ -293,7 +299,7 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 	}
 	if a.flags.Load()&(fStopped|fDraining) != 0 { // stopped, or draining: refused
 		if m.state.CompareAndSwap(stQueued, stStopped) {
-			a.fail(j, ErrStopped)
+			a.refuse(m, j, ErrStopped)
 		}
 		return false
 	}

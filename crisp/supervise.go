@@ -258,6 +258,9 @@ func (a *core) crashed(p *Proc, pe *PanicError) {
 		a.stop()
 		return
 	}
+	if a.sys.obs != nil {
+		a.observeRestart(pe, now)
+	}
 	d := c.backoffAfter(k)
 	a.mu.Lock()
 	if a.grp != nil {

@@ -42,6 +42,8 @@ type System struct {
 	// hear.
 	lifeMu sync.Mutex
 	lifers map[*core]struct{}
+	obs    Observer      // nil unless WithObserver (observe.go)
+	obsSeq atomic.Uint64 // the last observed message's number
 
 	closed atomic.Bool
 	// busy counts actors held by a goroutine (running work or about to);
@@ -117,6 +119,10 @@ func WithClock(clk clock.Clock) Option {
 //     RestartLimit and nobody (OnEscalate, WithEscalation) hears of it;
 //     actor, restarts, panic.
 //   - "escalation function panicked", Error: actor, panic.
+//   - "message refused", Debug: the actor refused the message at send
+//     (it had stopped); error. Its caller's future says so too.
+//   - "observer panicked", Error: an Observer (WithObserver) panicked;
+//     event (the event's kind), panic.
 //   - "policy gave no queue; taking work in arrival order", "policy
 //     queue misbehaved; rebuilding it" and "policy queue misbehaved
 //     again after a rebuild; taking work in arrival order from now on",

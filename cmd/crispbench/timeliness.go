@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/crisprt/crisp/cmd/crispbench/internal/timeliness"
+	"github.com/crisprt/crisp/observe"
 )
 
 func init() {
@@ -35,6 +38,7 @@ type timelinessCmd struct {
 	Actors   []int         `placeholder:"N,..." help:"Lag section: actor counts to measure (default 10,10000)."`
 	Load     []string      `enum:"idle,busy,long" placeholder:"LOAD,..." help:"Lag section: loads to measure: idle, busy, long (default all three)."`
 	Hogs     int           `default:"2" help:"Goroutines that never yield, run beside the actors in the lag section's contention cells; every cell is also measured without them (0: no contention cells)."`
+	HTTP     string        `name:"http" placeholder:"ADDR" help:"While the lag section runs, serve the live page of its actors at http://ADDR/debug/crisp (the observer costs time: figures are not comparable with runs without it)."`
 }
 
 func (c *timelinessCmd) Help() string {
@@ -64,6 +68,7 @@ Examples:
     crispbench timeliness lag --quick --format json
     crispbench timeliness lag --hogs 4 --repeat 2
     crispbench timeliness lag --pending 1000 --actors 10 --load busy,long
+    crispbench timeliness lag --http localhost:6060
 `
 }
 
@@ -111,6 +116,13 @@ func (c *timelinessCmd) Run(e *env) error {
 			return err // kong has checked the names
 		}
 		opts.Loads = append(opts.Loads, load)
+	}
+	if c.HTTP != "" {
+		stop, err := servePage(c.HTTP, &opts, e.stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	before := timeliness.ThisMachine()
 	results := map[string]timeliness.Result{}
@@ -161,4 +173,25 @@ func (c *timelinessCmd) Run(e *env) error {
 
 func writeTimelinessChart(path string, r timeliness.Result) error {
 	return writeFile(path, func(w io.Writer) error { return r.Chart(w) })
+}
+
+// servePage serves the live page (package observe) of the systems the
+// run makes at addr, until stop is called.
+func servePage(addr string, opts *timeliness.Options, stderr io.Writer) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--http: %w", err)
+	}
+	stats := observe.NewStats()
+	opts.Observer = stats
+	mux := http.NewServeMux()
+	mux.Handle("/debug/crisp", observe.Handler(stats))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	fmt.Fprintf(stderr, "serving http://%s/debug/crisp\n", ln.Addr())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln) // ErrServerClosed once stopped
+	}()
+	return func() { srv.Close(); <-done }, nil
 }

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/crisprt/crisp/cmd/crispbench/internal/timeliness"
+	"github.com/crisprt/crisp/observe"
 )
 
 func TestTimelinessBadFlags(t *testing.T) {
@@ -57,4 +64,31 @@ func TestTimelinessLagMeasuresTheCellsAskedFor(t *testing.T) {
 		assert.Equal(t, "busy", c.Load)
 		assert.Equal(t, i, c.Hogs)
 	}
+}
+
+// TestTimelinessServesThePage runs a small lag section with --http: it
+// says where it serves, and the observer it gives the section counts the
+// section's messages (read through servePage, as the page would).
+func TestTimelinessServesThePage(t *testing.T) {
+	_, stderr, err := runArgs(t, "timeliness", "lag", "--quick", "--format", "json",
+		"--pending", "5", "--actors", "2", "--load", "idle", "--hogs", "0", "--http", "127.0.0.1:0")
+	require.NoError(t, err)
+	assert.Regexp(t, `serving http://127\.0\.0\.1:\d+/debug/crisp`, stderr)
+
+	var opts timeliness.Options
+	var discard bytes.Buffer
+	stop, err := servePage("127.0.0.1:0", &opts, &discard)
+	require.NoError(t, err)
+	defer stop()
+	_, err = timeliness.Run(context.Background(), "lag", timeliness.Options{Quick: true, Pending: []int{5}, Actors: []int{2},
+		Loads: []timeliness.Load{timeliness.Idle}, Hogs: -1, Observer: opts.Observer})
+	require.NoError(t, err)
+	url := strings.TrimSpace(strings.TrimPrefix(discard.String(), "serving "))
+	res, err := http.Get(url + "?format=json")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var snap observe.Snapshot
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&snap))
+	assert.NotZero(t, snap.Total.Sent, "the page sees the section's messages")
+	assert.NotZero(t, snap.Total.Missed, "the lag section's probes all miss")
 }

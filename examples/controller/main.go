@@ -11,20 +11,30 @@
 //
 //	go run ./examples/controller
 //
+// With --http ADDR it then serves the live page of its actors (package
+// observe) at http://ADDR/debug/crisp until interrupted:
+//
+//	go run ./examples/controller --http localhost:6060
+//
 // crispbench replay runs the same Controller over two months of jobs.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
+	"os/signal"
 	"time"
 
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/observe"
 	"github.com/crisprt/crisp/policy"
 	"github.com/crisprt/crisp/vclock"
 )
@@ -145,9 +155,9 @@ func (c *controller) send(p *crisp.Proc, j job, n, tries int) {
 // (sent from a Tell), so nobody reads their result.
 type done = crisp.Next[*controller, struct{}]
 
-func run(out io.Writer) error {
+func run(out io.Writer, opts ...crisp.Option) error {
 	clock := vclock.New(day)
-	sys := crisp.NewSystem(crisp.WithClock(clock))
+	sys := crisp.NewSystem(append([]crisp.Option{crisp.WithClock(clock)}, opts...)...)
 	defer sys.Shutdown(context.Background())
 
 	ctl := &controller{clock: clock, out: out}
@@ -170,8 +180,41 @@ func run(out io.Writer) error {
 }
 
 func main() {
-	if err := run(os.Stdout); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "controller:", err)
 		os.Exit(1)
 	}
+}
+
+// runMain runs the day and, with --http, serves the page of its actors
+// until ctx ends.
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("http", "", "after the run, serve the live page of its actors at `ADDR`/debug/crisp (e.g. localhost:6060)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *addr == "" {
+		return run(stdout)
+	}
+	stats := observe.NewStats()
+	if err := run(stdout, crisp.WithObserver(stats)); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/debug/crisp", observe.Handler(stats))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	fmt.Fprintf(stderr, "serving http://%s/debug/crisp; interrupt to stop\n", ln.Addr())
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

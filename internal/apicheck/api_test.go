@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite testdata/api.txt from the packa
 
 // public lists the packages whose exported names users may rely on,
 // relative to the module's root.
-var public = []string{"crisp", "deadline", "future", "policy", "policy/policytest", "vclock"}
+var public = []string{"crisp", "deadline", "future", "observe", "policy", "policy/policytest", "vclock"}
 
 const module = "github.com/crisprt/crisp"
 

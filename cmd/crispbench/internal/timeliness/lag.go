@@ -140,6 +140,9 @@ type LagConfig struct {
 	MaxBusyActors int
 	Repeat        int    // runs per cell and mechanism, interleaved
 	Seed          uint64 // the deadline schedule's seed; the same in every run
+	// Observer, if not nil, watches every crisp system the runs make
+	// (crispbench timeliness --http).
+	Observer crisp.Observer `json:"-"`
 }
 
 // DefaultLag is the full run's configuration; quick shrinks it to a
@@ -339,7 +342,7 @@ func (s *shardedHist) merged() *hdrhistogram.Histogram {
 // so every mechanism sees the same deadlines relative to the run's start.
 func lagRun(ctx context.Context, c LagConfig, cell LagCell, mech Mechanism) (LagRun, error) {
 	var opts []crisp.Option
-	opts = append(opts, crisp.WithLogger(discard))
+	opts = append(opts, crisp.WithLogger(discard), crisp.WithObserver(c.Observer))
 	if mech == CrispPrecision {
 		opts = append(opts, crisp.WithPrecision(time.Millisecond))
 	}

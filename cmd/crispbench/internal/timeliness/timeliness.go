@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/crisprt/crisp/crisp"
 )
 
 // Sections names the sections, in the order "all" runs them.
@@ -27,6 +29,9 @@ type Options struct {
 	Loads           []Load
 	// Progress, if not nil, hears what long sections are doing.
 	Progress func(string)
+	// Observer, if not nil, watches the lag section's systems (it costs
+	// time: figures taken with it are not comparable with others).
+	Observer crisp.Observer
 }
 
 // Result is a section's outcome: tables, a chart, and (through its
@@ -65,6 +70,7 @@ func Run(ctx context.Context, section string, o Options) (Result, error) {
 		case o.Hogs < 0:
 			c.Hogs = []int{0}
 		}
+		c.Observer = o.Observer
 		return Lag(ctx, c, o.Progress)
 	case "lateness":
 		c := DefaultLateness(o.Quick)

@@ -1,0 +1,49 @@
+package crisp
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// With an observer, a fresh runner does outgrow its 2 KiB starting
+// stack: the observer is user code called on the runner (so that pprof
+// labels land on the handler's goroutine), with a 200-byte Event, above
+// the runner's own frames, and the stack doubles on the first Started.
+// (Without an observer nothing changes: TestAFreshRunnerKeepsItsStartingStack.)
+// This test keeps that price at one doubling: an observed runner that
+// does nothing in its observer must stay at 4 KiB, as a goroutine that
+// grew once does, not 8 KiB. Same measure as the test above.
+func TestAnObservedRunnerGrowsItsStackOnceAtMost(t *testing.T) {
+	skipUntunedPlatform(t)
+	if raceEnabled {
+		t.Skip("under the race detector every goroutine outgrows its starting stack")
+	}
+	if !inChild(t) {
+		return
+	}
+	const n = 4000
+	plain := stackPerGoroutine(n, func(park func()) { go park() })
+	grown := stackPerGoroutine(n, func(park func()) {
+		go func() {
+			growStack(8)
+			park()
+		}()
+	})
+	sys := NewSystem(WithObserver(ObserverFunc(func(Event) {})))
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	actors := make([]*Actor[int], n)
+	for i := range actors {
+		actors[i] = Spawn(sys, i)
+	}
+	next := 0
+	runners := stackPerGoroutine(n, func(park func()) {
+		Tell(actors[next], func(*Proc, int) { park() })
+		next++
+	})
+	t.Logf("stack in use per goroutine: %.0f bytes for observed runners, %.0f for goroutines that only block, %.0f for ones that grew", runners, plain, grown)
+	require.Greater(t, grown-plain, float64(tunedStack)/2, "the measure no longer sees a stack grow")
+	assert.Less(t, runners, grown*1.5, "a new observed runner grew its stack more than once: keep the observer hooks' frames small (observe.go)")
+}
