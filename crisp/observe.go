@@ -224,7 +224,8 @@ func (a *core) sent(m *message, j job, o *sendOpts) {
 	}
 	m.ext.oid = s.obsSeq.Add(1)
 	m.ext.ostamp = s.key(now)
-	a.emit(&Event{Kind: EventSent, ID: m.ext.oid, Actor: a.displayName(), Message: m.name(j),
+	m.ext.oname = m.name(j) // once: each later event reuses it
+	a.emit(&Event{Kind: EventSent, ID: m.ext.oid, Actor: a.displayName(), Message: m.ext.oname,
 		Time: now, Deadline: m.item.Deadline, Priority: m.item.Priority, Policy: a.cfg.pol, Context: ctx})
 }
 
@@ -281,9 +282,7 @@ func (a *core) observeResume(m *message) {
 	now := a.sys.now()
 	var e Event
 	a.eventOf(&e, EventResumed, m, now)
-	if m.ext != nil {
-		e.Wait = time.Duration(a.sys.key(now) - m.ext.suspendedAt)
-	}
+	e.Wait = time.Duration(a.sys.key(now) - m.ext.suspendedAt)
 	a.emit(&e)
 }
 
@@ -332,12 +331,9 @@ func (a *core) observeEnd(m *message, err error, missed bool, now time.Time) {
 
 // eventOf sets the part of e every kind shares.
 func (a *core) eventOf(e *Event, k EventKind, m *message, now time.Time) {
-	*e = Event{Kind: k, ID: m.ext.oid, Actor: a.displayName(), Time: now,
-		Deadline: m.item.Deadline, Priority: m.item.Priority}
-	if m.ext != nil {
-		e.Context = m.ext.ctx
-	}
-	e.Message = m.name(jobOf(&m.item))
+	x := m.ext // set by sent, as for every observed message
+	*e = Event{Kind: k, ID: x.oid, Actor: a.displayName(), Message: x.oname, Time: now,
+		Deadline: m.item.Deadline, Priority: m.item.Priority, Context: x.ctx}
 }
 
 // emit tells the observer of e; a panic in the observer is logged and
