@@ -2,12 +2,15 @@ package crisp_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/future"
@@ -322,4 +325,42 @@ func missLag(b *testing.B, actors, perActor int, span time.Duration, hogs int, o
 		b.ReportMetric(q(0.99), "p99-µs")
 		b.ReportMetric(q(1), "max-µs")
 	}
+}
+
+// BenchmarkAdmissionRefusal: how soon a sender learns that admission
+// control refused its message, from the Call to the return of its Get,
+// timed on the real clock. The system runs on a mock clock, which stands
+// still, so that the queue ahead never expires: the actor is held by a
+// handler, with 64 messages queued, message k to start by k+0.5ms, each
+// with a Cost hint of 1ms (each can start in time). A message that must
+// start by 63.8ms comes after them under EDF and cannot (its estimated
+// wait is 64ms). Without admission control its sender would learn so at
+// that start deadline: the metric "x-sooner" is that deadline over the
+// time per refusal.
+func BenchmarkAdmissionRefusal(b *testing.B) {
+	mock := clock.NewMock()
+	sys := crisp.NewSystem(crisp.WithLogger(quiet), crisp.WithClock(mock))
+	b.Cleanup(func() {
+		if err := sys.Shutdown(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	})
+	a := crisp.Spawn(sys, &counter{}, crisp.WithAdmission())
+	held, release := make(chan struct{}), make(chan struct{})
+	crisp.Tell(a, func(*crisp.Proc, *counter) { close(held); <-release })
+	defer close(release)
+	<-held
+	for k := range 64 {
+		startBy := time.Duration(k)*time.Millisecond + 500*time.Microsecond
+		crisp.Tell(a, func(_ *crisp.Proc, c *counter) { c.n++ }, crisp.Within(startBy+time.Millisecond), crisp.Cost(time.Millisecond))
+	}
+	const startBy = 63800 * time.Microsecond
+	b.ReportAllocs()
+	for b.Loop() {
+		_, err := crisp.Call(a, incr, crisp.Within(startBy+time.Millisecond), crisp.Cost(time.Millisecond)).Get()
+		if !errors.Is(err, crisp.ErrInfeasible) {
+			b.Fatalf("got %v, want a refusal", err)
+		}
+	}
+	b.ReportMetric(float64(startBy)/(float64(b.Elapsed())/float64(b.N)), "x-sooner")
 }

@@ -114,6 +114,11 @@ type OverloadPoint struct {
 	// send to its sender learning so: the refusal, the miss, or the late
 	// end. Virtual time.
 	AnswerP50 time.Duration `json:"answer_p50_ns"`
+	// RefusedP50 and FailedLaterP50 split AnswerP50: the median answer
+	// of the refused messages, and of those missed or finished late (the
+	// answer without admission control). Zero when there are none.
+	RefusedP50     time.Duration `json:"refused_answer_p50_ns"`
+	FailedLaterP50 time.Duration `json:"failed_later_answer_p50_ns"`
 	// Lost counts messages that got no outcome at all: always 0.
 	Lost int `json:"lost"`
 }
@@ -212,7 +217,7 @@ func Overload(ctx context.Context, c OverloadConfig) (*OverloadResult, error) {
 	}
 	type score struct {
 		useful, refused, missed, late float64
-		answers                       []time.Duration
+		answers, refusedAns, laterAns []time.Duration
 		lost                          int
 	}
 	scores := make([][]score, len(res.Points))
@@ -235,9 +240,11 @@ func Overload(ctx context.Context, c OverloadConfig) (*OverloadResult, error) {
 			case o.refused:
 				s.refused++
 				s.answers = append(s.answers, o.answer-j.Arrival)
+				s.refusedAns = append(s.refusedAns, o.answer-j.Arrival)
 			case o.missed:
 				s.missed++
 				s.answers = append(s.answers, o.answer-j.Arrival)
+				s.laterAns = append(s.laterAns, o.answer-j.Arrival)
 			case !o.started:
 				s.lost++
 			case o.end <= j.Arrival+j.Deadline:
@@ -245,6 +252,7 @@ func Overload(ctx context.Context, c OverloadConfig) (*OverloadResult, error) {
 			default:
 				s.late++
 				s.answers = append(s.answers, o.end-j.Arrival)
+				s.laterAns = append(s.laterAns, o.end-j.Arrival)
 			}
 		}
 		n := float64(len(jobs))
@@ -260,20 +268,27 @@ func Overload(ctx context.Context, c OverloadConfig) (*OverloadResult, error) {
 	}
 	for i := range res.Points {
 		var useful, refused, missed, late []float64
-		var answers []time.Duration
+		var answers, refusedAns, laterAns []time.Duration
 		for _, s := range scores[i] {
 			useful, refused, missed, late = append(useful, s.useful), append(refused, s.refused), append(missed, s.missed), append(late, s.late)
 			answers = append(answers, s.answers...)
+			refusedAns, laterAns = append(refusedAns, s.refusedAns...), append(laterAns, s.laterAns...)
 			res.Points[i].Lost += s.lost
 		}
 		p := &res.Points[i]
 		p.UsefulWork, p.Refused, p.Missed, p.Late = statOf(useful), statOf(refused), statOf(missed), statOf(late)
-		if len(answers) > 0 {
-			slices.Sort(answers)
-			p.AnswerP50 = answers[len(answers)/2]
-		}
+		p.AnswerP50, p.RefusedP50, p.FailedLaterP50 = medianDur(answers), medianDur(refusedAns), medianDur(laterAns)
 	}
 	return res, nil
+}
+
+// medianDur returns the median of ds, sorting them; 0 if there are none.
+func medianDur(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
 }
 
 // Tables renders the result: a table per workload shape and cost
@@ -284,22 +299,31 @@ func (r *OverloadResult) Tables() []Table {
 		for _, d := range r.Config.Dists {
 			t := Table{
 				Title: fmt.Sprintf("overload, %s, %s costs", shape(workers), d),
-				Note: fmt.Sprintf("Mean ± standard deviation over %d traces of %d messages (the median over all their failed messages); virtual time, deterministic. "+
+				Note: fmt.Sprintf("Mean ± standard deviation over %d traces of %d messages (the median over all their failed messages, then over the refused ones and the others); virtual time, deterministic, so a refusal's answer, at its send's instant, is 0 (on the real clock it is the send's own time: BenchmarkAdmissionRefusal). "+
 					"Failed: refused at send, missed, or finished after its deadline; answer: from its send to its sender learning so.", r.Config.Seeds, r.Config.Jobs),
-				Header: []string{"utilisation", "mode", "useful work", "refused", "missed", "late", "median answer, failed", "lost"},
+				Header: []string{"utilisation", "mode", "useful work", "refused", "missed", "late", "median answer, failed", "refused", "missed or late", "lost"},
 			}
 			for _, u := range r.Config.Utilisations {
 				for _, m := range r.Config.Modes {
 					p := r.point(workers, d.String(), u, m.String())
 					st := func(s Stat) string { return fmt.Sprintf("%.3f ±%.3f", s.Mean, s.SD) }
 					t.Rows = append(t.Rows, []string{fmt.Sprintf("%.1f", u), m.String(), st(p.UsefulWork), st(p.Refused), st(p.Missed), st(p.Late),
-						fmtDur(p.AnswerP50), fmt.Sprint(p.Lost)})
+						fmtDur(p.AnswerP50), answerOf(p.RefusedP50, p.Refused), answerOf(p.FailedLaterP50, Stat{Mean: p.Missed.Mean + p.Late.Mean}), fmt.Sprint(p.Lost)})
 				}
 			}
 			ts = append(ts, t)
 		}
 	}
 	return ts
+}
+
+// answerOf renders a median answer, or "-" when no message was counted
+// (share s is zero).
+func answerOf(d time.Duration, s Stat) string {
+	if s.Mean == 0 {
+		return "-"
+	}
+	return fmtDur(d)
 }
 
 func (r *OverloadResult) point(workers int, dist string, u float64, mode string) *OverloadPoint {
