@@ -1,0 +1,5 @@
+package remote
+
+// SetQueuedHook sets the hook called after each request is queued on
+// its actor (nil to clear). Tests call it before serving.
+func SetQueuedHook(f func()) { testHookQueued = f }

@@ -1,0 +1,3 @@
+package remote_test
+
+func nodeMain() bool { return false }
