@@ -3,3 +3,6 @@ package remote
 // SetQueuedHook sets the hook called after each request is queued on
 // its actor (nil to clear). Tests call it before serving.
 func SetQueuedHook(f func()) { testHookQueued = f }
+
+// Flush waits until the NATS server has processed what n published.
+func Flush(n *Node) error { return n.nc.Flush() }

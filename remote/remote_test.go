@@ -546,3 +546,30 @@ func TestAPolicyFailureArrivesTyped(t *testing.T) {
 	_, err = get(t, first)
 	require.NoError(t, err)
 }
+
+func TestClosingANodeAnswersWhatItsServicesTook(t *testing.T) {
+	sys := newSystem(t, clock.New())
+	client := newNode(t) // with the NATS server: it outlives the serving node
+	server, err := remote.Start(remote.URL(client.URL()))
+	require.NoError(t, err)
+	b := newBlocker()
+	b.serve(t, server, crisp.Spawn(sys, &Counter{}))
+	first := remote.Call(client, slow, "block")
+	b.wait(t, first)
+	second := remote.Call(client, slow, "second")
+	// Once the NATS server has processed the second request, it is on
+	// its way to the serving node, ahead of the drain's unsubscription.
+	require.NoError(t, remote.Flush(client))
+	closed := make(chan error, 1)
+	go func() { closed <- server.Close(context.Background()) }()
+	close(b.release)
+	v, err := get(t, first)
+	require.NoError(t, err)
+	assert.Equal(t, "block", v)
+	v, err = get(t, second)
+	require.NoError(t, err, "a request taken before the close is answered")
+	assert.Equal(t, "second", v)
+	require.NoError(t, <-closed)
+	_, err = get(t, remote.Call(client, slow, "late"))
+	require.ErrorIs(t, err, remote.ErrNoResponders)
+}

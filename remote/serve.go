@@ -21,10 +21,11 @@ type Service struct {
 	name string
 	subs []*nats.Subscription
 
-	mu     sync.Mutex // guards closed and the wg.Add that follows its check
-	closed bool
-	wg     sync.WaitGroup // one per request taken and not yet answered
-	sem    chan struct{}  // MaxInFlight tokens; nil when unlimited
+	mu      sync.Mutex     // guards closing, closed and the wg.Add that follows the check of closed
+	closing bool           // Close has begun (draining)
+	closed  bool           // drained: requests are no longer taken
+	wg      sync.WaitGroup // one per request taken and not yet answered
+	sem     chan struct{}  // MaxInFlight tokens; nil when unlimited
 }
 
 // ServeOption configures [Serve].
@@ -253,21 +254,43 @@ func (s *Service) reply(msg *nats.Msg, arrived time.Time, st func(nats.Header), 
 	_ = s.n.nc.PublishMsg(out)
 }
 
-// Close stops taking requests (a request arriving meanwhile gets
-// [ErrUnknownEndpoint]) and waits, up to ctx, for the answers to those
-// already taken.
+// Close stops taking requests and waits, up to ctx, for the answers to
+// those already taken. It drains the service's subscriptions first, so
+// requests NATS had already delivered to this node are served, not
+// dropped; a request arriving after that gets [ErrUnknownEndpoint], or
+// [ErrNoResponders] once no member serves the endpoint.
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
-	if s.closed {
+	if s.closing {
 		s.mu.Unlock()
 		return nil
 	}
+	s.closing = true
+	s.mu.Unlock()
+	var drained []<-chan nats.SubStatus
+	for _, sub := range s.subs {
+		ch := sub.StatusChanged(nats.SubscriptionClosed)
+		if sub.Drain() == nil {
+			drained = append(drained, ch)
+		} else {
+			_ = sub.Unsubscribe()
+		}
+	}
+	var err error
+	for _, ch := range drained {
+		if err = waitClosed(ctx, ch); err != nil {
+			break
+		}
+	}
+	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-	s.unsubscribe()
 	s.n.mu.Lock()
 	delete(s.n.services, s)
 	s.n.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {
@@ -275,6 +298,21 @@ func (s *Service) Close(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// waitClosed waits for a draining subscription's status channel to
+// close.
+func waitClosed(ctx context.Context, ch <-chan nats.SubStatus) error {
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
