@@ -22,7 +22,8 @@ func TestMisusePanicsWithACrispPrefix(t *testing.T) {
 		"too many partitions":         func() { remote.Partitions(1 << 17) },
 		"a nil codec":                 func() { remote.WithCodec(nil) },
 		"a negative cost":             func() { remote.Cost(-time.Second) },
-		"a nil context":               func() { remote.Context(nil) }, //nolint:staticcheck // the misuse under test
+		//lint:ignore SA1012 the misuse under test
+		"a nil context":               func() { remote.Context(nil) },
 		"a negative allowance":        func() { remote.Allowance(-time.Second) },
 		"a zero MaxWait":              func() { remote.MaxWait(0) },
 		"a negative MaxInFlight":      func() { remote.MaxInFlight(-1) },
