@@ -13,15 +13,15 @@ import (
 
 func TestMisusePanicsWithACrispPrefix(t *testing.T) {
 	cases := map[string]func(){
-		"an empty endpoint name":      func() { remote.NewEndpoint[int, int]("") },
-		"a name with a space":         func() { remote.NewEndpoint[int, int]("a b") },
-		"a name with a wildcard":      func() { remote.NewEndpoint[int, int]("a.*") },
-		"a name with an empty token":  func() { remote.NewEndpoint[int, int]("a..b") },
-		"a name over 200 bytes":       func() { remote.NewEndpoint[int, int](strings.Repeat("a", 201)) },
-		"no partitions":               func() { remote.Partitions(0) },
-		"too many partitions":         func() { remote.Partitions(1 << 17) },
-		"a nil codec":                 func() { remote.WithCodec(nil) },
-		"a negative cost":             func() { remote.Cost(-time.Second) },
+		"an empty endpoint name":     func() { remote.NewEndpoint[int, int]("") },
+		"a name with a space":        func() { remote.NewEndpoint[int, int]("a b") },
+		"a name with a wildcard":     func() { remote.NewEndpoint[int, int]("a.*") },
+		"a name with an empty token": func() { remote.NewEndpoint[int, int]("a..b") },
+		"a name over 200 bytes":      func() { remote.NewEndpoint[int, int](strings.Repeat("a", 201)) },
+		"no partitions":              func() { remote.Partitions(0) },
+		"too many partitions":        func() { remote.Partitions(1 << 17) },
+		"a nil codec":                func() { remote.WithCodec(nil) },
+		"a negative cost":            func() { remote.Cost(-time.Second) },
 		//lint:ignore SA1012 the misuse under test
 		"a nil context":               func() { remote.Context(nil) },
 		"a negative allowance":        func() { remote.Allowance(-time.Second) },
