@@ -23,9 +23,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var update = flag.Bool("update", false, "rewrite testdata/api.txt from the packages")
 
 // public lists the packages whose exported names users may rely on,
-// relative to the module's root. remote is a module of its own, beside
-// the library; go.work makes it loadable from here.
-var public = []string{"crisp", "deadline", "future", "policy", "policy/policytest", "vclock", "remote"}
+// relative to the module's root.
+var public = []string{"crisp", "deadline", "future", "policy", "policy/policytest", "vclock"}
 
 const module = "github.com/crisprt/crisp"
 
