@@ -178,8 +178,11 @@ func Call[Req, Resp any](n *Node, e Endpoint[Req, Resp], req Req, opts ...CallOp
 	if err := n.nc.PublishMsg(msg); err != nil {
 		if p := n.take(token); p != nil {
 			where := AtNetwork
-			if errors.Is(err, nats.ErrMaxPayload) {
+			switch {
+			case errors.Is(err, nats.ErrMaxPayload):
 				err, where = fmt.Errorf("%w: %w", ErrBadRequest, err), AtCaller
+			case errors.Is(err, nats.ErrConnectionClosed):
+				err, where = fmt.Errorf("%w: %w", ErrClosed, err), AtCaller
 			}
 			p.finish(nil, &Error{Where: where, Err: err})
 		}

@@ -573,3 +573,22 @@ func TestClosingANodeAnswersWhatItsServicesTook(t *testing.T) {
 	_, err = get(t, remote.Call(client, slow, "late"))
 	require.ErrorIs(t, err, remote.ErrNoResponders)
 }
+
+func TestNATSOptionsReachTheClient(t *testing.T) {
+	server := newNode(t)
+	closed := make(chan struct{})
+	n, err := remote.Start(remote.URL(server.URL()), remote.NATSOptions(nats.ClosedHandler(func(*nats.Conn) { close(closed) })))
+	require.NoError(t, err)
+	require.NoError(t, n.Close(context.Background()))
+	<-closed // the handler given through NATSOptions ran
+}
+
+func TestACallOverTheMaximumPayloadFailsAtTheCaller(t *testing.T) {
+	n := newNode(t)
+	big := remote.NewEndpoint[[]byte, int]("test.big")
+	_, err := get(t, remote.Call(n, big, make([]byte, 9<<20)))
+	require.ErrorIs(t, err, remote.ErrBadRequest)
+	var rerr *remote.Error
+	require.ErrorAs(t, err, &rerr)
+	assert.Equal(t, remote.AtCaller, rerr.Where)
+}
