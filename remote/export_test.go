@@ -6,3 +6,7 @@ func SetQueuedHook(f func()) { testHookQueued = f }
 
 // Flush waits until the NATS server has processed what n published.
 func Flush(n *Node) error { return n.nc.Flush() }
+
+// CloseConn closes n's NATS connection behind its back, as a server
+// that gives up on the client would.
+func CloseConn(n *Node) { n.nc.Close() }

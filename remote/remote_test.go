@@ -592,3 +592,10 @@ func TestACallOverTheMaximumPayloadFailsAtTheCaller(t *testing.T) {
 	require.ErrorAs(t, err, &rerr)
 	assert.Equal(t, remote.AtCaller, rerr.Where)
 }
+
+func TestACallOnAClosedConnectionFailsAtOnce(t *testing.T) {
+	n := newNode(t)
+	remote.CloseConn(n)
+	_, err := get(t, remote.Call(n, add, Add{}, remote.Within(time.Hour)))
+	require.ErrorIs(t, err, remote.ErrClosed)
+}
