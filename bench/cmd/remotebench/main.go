@@ -12,7 +12,9 @@
 //     each waiting for its reply (request n answered with n+1);
 //   - throughput: -pairs callers, each against a server actor of its
 //     own, each keeping -inflight requests outstanding until it has had
-//     -per replies (4x100 by default).
+//     -per replies (4x100 by default); the table also gives the
+//     process's CPU time per call, which other load on the machine blurs
+//     less than the wall clock.
 //
 // Systems: crisp-local (crisp.Call and Get in one process), crisp-remote
 // (remote.Call from one node to another: the serving node embeds the
@@ -84,15 +86,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	rt := map[string][]time.Duration{}
 	tp := map[string][]time.Duration{}
+	cpu := map[string][]time.Duration{} // process CPU per throughput call
 	for rep := range c.reps {
 		for _, s := range c.systems {
 			fmt.Fprintf(stderr, "rep %d: %s\n", rep+1, s)
-			d1, d2, err := measure(s, &c)
+			d1, d2, used, err := measure(s, &c)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s, err)
 			}
 			rt[s] = append(rt[s], d1)
 			tp[s] = append(tp[s], d2)
+			cpu[s] = append(cpu[s], used/time.Duration(c.pairs*c.per))
 		}
 	}
 	fmt.Fprintf(stdout, "| workload | %s |\n|---|%s\n", strings.Join(c.systems, " | "), strings.Repeat("---|", len(c.systems)))
@@ -104,6 +108,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "\n| throughput %dx%d (calls/s, %d calls) |", c.pairs, c.inFlight, total)
 	for _, s := range c.systems {
 		fmt.Fprintf(stdout, " %.0f |", float64(total)/median(tp[s]).Seconds())
+	}
+	fmt.Fprintf(stdout, "\n| throughput: CPU of the process per call |")
+	for _, s := range c.systems {
+		fmt.Fprintf(stdout, " %v |", median(cpu[s]))
 	}
 	fmt.Fprintln(stdout)
 	if slices.Contains(c.systems, "crisp-local") && slices.Contains(c.systems, "crisp-remote") {
@@ -126,7 +134,10 @@ func median(ds []time.Duration) time.Duration {
 type caller func(n int64) (int64, error)
 
 // measure builds system s, times both workloads on it, and tears it down.
-func measure(s string, c *config) (roundTrip, throughput time.Duration, err error) {
+// cpu is the process's CPU time (user and system) during the
+// throughput workload, a figure that other load on the machine blurs
+// less than wall-clock time.
+func measure(s string, c *config) (roundTrip, throughput, cpu time.Duration, err error) {
 	var callers []caller
 	var stop func()
 	switch s {
@@ -138,14 +149,15 @@ func measure(s string, c *config) (roundTrip, throughput time.Duration, err erro
 		callers, stop, err = protoRemote(c.pairs)
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer stop()
 	if roundTrip, err = timeRoundTrips(callers[0], c.roundTrips); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
+	before := processCPU()
 	throughput, err = timeThroughput(callers, c)
-	return roundTrip, throughput, err
+	return roundTrip, throughput, processCPU() - before, err
 }
 
 func timeRoundTrips(call caller, n int) (time.Duration, error) {

@@ -31,7 +31,7 @@ func TestEverySystemRunsBothWorkloads(t *testing.T) {
 	require.NoError(t, err)
 	text := out.String()
 	assert.Contains(t, text, header)
-	for _, row := range []string{"| round trip", "| throughput 2x10"} {
+	for _, row := range []string{"| round trip", "| throughput 2x10", "| throughput: CPU"} {
 		i := strings.Index(text, row)
 		require.GreaterOrEqual(t, i, 0, row)
 		line := text[i:]
