@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/deadline"
 	"github.com/nats-io/nats.go"
@@ -19,6 +20,7 @@ import (
 type Service struct {
 	n    *Node
 	name string
+	clk  clock.Clock // the actor's system's: arrivals, misses and replies read it
 	subs []*nats.Subscription
 
 	mu      sync.Mutex     // guards closing, closed and the wg.Add that follows the check of closed
@@ -102,11 +104,11 @@ func Serve[S, Req, Resp any](n *Node, e Endpoint[Req, Resp], to crisp.Ref[S],
 			subjects = append(subjects, partSubject(e.name, i))
 		}
 	}
-	s := &Service{n: n, name: e.name}
+	clk := to.System().Clock()
+	s := &Service{n: n, name: e.name, clk: clk}
 	if c.maxInFlight > 0 {
 		s.sem = make(chan struct{}, c.maxInFlight)
 	}
-	clk := to.System().Clock()
 	handle := func(msg *nats.Msg) {
 		if msg.Reply == "" {
 			return // not a call: nobody to answer
@@ -250,7 +252,7 @@ func (s *Service) reply(msg *nats.Msg, arrived time.Time, st func(nats.Header), 
 	out.Header.Set(hVersion, WireVersion)
 	st(out.Header)
 	out.Header.Set(hReceived, unixNano(arrived))
-	out.Header.Set(hReplied, unixNano(s.n.clk.Now()))
+	out.Header.Set(hReplied, unixNano(s.clk.Now()))
 	_ = s.n.nc.PublishMsg(out)
 }
 
