@@ -2,9 +2,7 @@ package remote
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/crisprt/crisp/deadline"
@@ -126,91 +124,76 @@ func Call[Req, Resp any](n *Node, e Endpoint[Req, Resp], req Req, opts ...CallOp
 	if deadline.Missed(r.deadline, now) {
 		return fail(AtCaller, &deadline.MissedError{Actor: "remote " + e.name, Message: "call", Deadline: r.deadline, Detected: now})
 	}
-	if len(r.tag) > maxHeaderValue || len(r.key) > maxHeaderValue {
-		return fail(AtCaller, fmt.Errorf("%w: tag or key longer than %d bytes", ErrBadRequest, maxHeaderValue))
+	if len(r.tag) > maxHeaderValue || len(r.key) > maxHeaderValue || len(r.codec) > 255 {
+		return fail(AtCaller, fmt.Errorf("%w: tag or key longer than %d bytes, or codec name longer than 255", ErrBadRequest, maxHeaderValue))
 	}
 	data, err := e.codec.Marshal(&req)
 	if err != nil {
 		return fail(AtCaller, &CodecError{Op: "encode request", Codec: e.codec.Name(), Text: err.Error()})
 	}
-	msg := &nats.Msg{Subject: subject(e.name), Data: data, Header: make(nats.Header, 8)}
+	subj := e.subject
 	if r.key != "" && e.partitions > 0 {
-		msg.Subject = partSubject(e.name, partition(r.key, e.partitions))
+		subj = partSubject(e.name, partition(r.key, e.partitions))
 	}
-	encodeRequest(msg.Header, &r)
-
-	token := strconv.FormatUint(n.seq.Add(1), 36)
-	msg.Reply = n.inbox + "." + token
-	p := &pending{sent: now, done: func(m *nats.Msg, err *Error) {
+	r.id = n.seq.Add(1)
+	p := &pending{id: r.id, sent: now, done: func(rep *reply, body []byte, err *Error) {
 		if err != nil {
 			err.Endpoint = e.name
 			pr.Fail(err)
 			return
 		}
-		v, rerr := readReply(e, m)
+		v, rerr := readReply(e, rep, body)
 		pr.Resolve(v, rerr)
 	}}
-	bound := n.maxWait
 	if !r.deadline.IsZero() {
-		bound = r.deadline.Sub(now) + n.allowance
+		p.bound = r.deadline.Add(n.allowance)
+	} else {
+		p.bound = now.Add(n.maxWait)
 	}
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
 		return fail(AtCaller, ErrClosed)
 	}
-	n.pending[token] = p
-	// Timers and the context watch are armed under the lock so that a
-	// reply, which takes the pending under it, finds them set.
-	p.timer = n.clk.AfterFunc(bound, func() {
-		if p := n.take(token); p != nil {
-			p.finish(nil, &Error{Where: AtNetwork, Err: ErrNoAnswer})
-		}
-	})
+	n.track(p)
+	// The context watch is armed under the lock so that a reply, which
+	// takes the pending under it, finds it set.
 	if ctx != nil && ctx.Done() != nil {
+		id := r.id
 		p.stop = context.AfterFunc(ctx, func() {
-			if p := n.take(token); p != nil {
-				p.finish(nil, &Error{Where: AtCaller, Err: ctx.Err()})
+			if p := n.take(id); p != nil {
+				p.finish(nil, nil, &Error{Where: AtCaller, Err: ctx.Err()})
 			}
 		})
 	}
 	n.mu.Unlock()
-	if err := n.nc.PublishMsg(msg); err != nil {
-		if p := n.take(token); p != nil {
-			where := AtNetwork
-			switch {
-			case errors.Is(err, nats.ErrMaxPayload):
-				err, where = fmt.Errorf("%w: %w", ErrBadRequest, err), AtCaller
-			case errors.Is(err, nats.ErrConnectionClosed):
-				err, where = fmt.Errorf("%w: %w", ErrClosed, err), AtCaller
-			}
-			p.finish(nil, &Error{Where: where, Err: err})
-		}
+	if int64(lenPrefix+reqFixed+len(r.codec)+len(r.tag)+len(r.key)+len(data)) > n.nc.MaxPayload() {
+		n.failPublish([]*pending{p}, nats.ErrMaxPayload)
+		return pr.Future()
 	}
+	n.senderFor(subj, true).add(p, func(b []byte) []byte { return appendRequest(b, &r, data) })
 	return pr.Future()
 }
 
 // readReply turns a reply into the call's result.
-func readReply[Req, Resp any](e Endpoint[Req, Resp], m *nats.Msg) (Resp, error) {
+func readReply[Req, Resp any](e Endpoint[Req, Resp], r *reply, body []byte) (Resp, error) {
 	var v Resp
-	h := m.Header
-	status := h.Get(hStatus)
-	if status == stOK {
-		if err := e.codec.Unmarshal(m.Data, &v); err != nil {
+	if r.status == stOK {
+		if err := e.codec.Unmarshal(body, &v); err != nil {
 			return v, &Error{Endpoint: e.name, Where: AtCaller,
 				Err: &CodecError{Op: "decode response", Codec: e.codec.Name(), Text: err.Error()}}
 		}
 		return v, nil
 	}
-	err := replyError(status, h)
+	err := replyError(r)
 	if ce, ok := err.(*CodecError); ok && ce.Codec == "" {
 		ce.Codec = e.codec.Name()
 	}
-	return v, &Error{Endpoint: e.name, Where: whereOf(h.Get(hWhere)), Err: err}
+	return v, &Error{Endpoint: e.name, Where: whereOf(r.where), Err: err}
 }
 
-func whereOf(s string) string {
-	if s == AtArrival {
+func whereOf(w byte) string {
+	if w == whereArrival {
 		return AtArrival
 	}
 	return AtReceiver

@@ -11,6 +11,7 @@ import (
 // partition count are part of the contract between them.
 type Endpoint[Req, Resp any] struct {
 	name       string
+	subject    string // of calls without a key or partitions
 	codec      Codec
 	partitions int
 }
@@ -54,7 +55,7 @@ func NewEndpoint[Req, Resp any](name string, opts ...EndpointOption) Endpoint[Re
 	for _, o := range opts {
 		o.apply(&c)
 	}
-	return Endpoint[Req, Resp]{name: name, codec: c.codec, partitions: c.partitions}
+	return Endpoint[Req, Resp]{name: name, subject: subject(name), codec: c.codec, partitions: c.partitions}
 }
 
 // Name returns the endpoint's name.
@@ -84,8 +85,8 @@ func validName(s string) bool {
 
 // subject is where calls without a key (or to an endpoint without
 // partitions) go; partSubject where keyed calls of partition i go.
-func subject(name string) string            { return "crisp.v1.e." + name }
-func partSubject(name string, i int) string { return "crisp.v1.k." + strconv.Itoa(i) + "." + name }
+func subject(name string) string            { return "crisp.v2.e." + name }
+func partSubject(name string, i int) string { return "crisp.v2.k." + strconv.Itoa(i) + "." + name }
 
 // partition maps a key to its partition: FNV-1a, 32 bits, modulo n.
 // Every node computes the same, whatever its platform.

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -32,25 +33,36 @@ type Node struct {
 	allowance time.Duration
 	maxWait   time.Duration
 
-	inbox string // prefix of this node's reply subjects
+	inbox   string // prefix of this node's reply subjects
+	replyTo string // inbox.r, where servers send the replies
 	isub  *nats.Subscription
-	seq   atomic.Uint64
-	skew  atomic.Int64 // largest |offset| seen, nanoseconds
+	seq   atomic.Uint64 // call ids
+	batch atomic.Uint64 // batch numbers, in reply subjects
+	skew  atomic.Int64  // largest |offset| seen, nanoseconds
 
-	mu       sync.Mutex // guards pending, services, closed
-	pending  map[string]*pending
+	callSenders  sync.Map // subject -> *sender of calls
+	replySenders sync.Map // caller's inbox -> *sender of replies
+
+	mu       sync.Mutex // guards pending, bounds, timer, armed, services, closed
+	pending  map[uint64]*pending
+	bounds   bounds       // the pending calls by bound, earliest first
+	timer    *clock.Timer // one for the node, armed for the earliest bound
+	armed    time.Time    // when timer fires; zero: not armed
 	services map[*Service]struct{}
 	closed   bool
 }
 
 // pending is a call waiting for its answer. done resolves the call's
-// future with the reply (msg) or an error; it runs once, by whoever
-// removes the pending from the node's map.
+// future with the reply or an error; it runs once, by whoever removes
+// the pending from the node's map.
 type pending struct {
-	done  func(msg *nats.Msg, err *Error)
-	timer *clock.Timer
+	id    uint64
+	done  func(r *reply, data []byte, err *Error)
 	stop  func() bool // ends the context watch
 	sent  time.Time
+	bound time.Time // when it fails with ErrNoAnswer
+	index int       // in the node's bounds; -1 when not there
+	batch batchOf
 }
 
 // Option configures [Start].
@@ -120,7 +132,7 @@ func Start(opts ...Option) (*Node, error) {
 		c.clk = clock.New()
 	}
 	n := &Node{clk: c.clk, allowance: c.allowance, maxWait: c.maxWait,
-		pending: make(map[string]*pending), services: make(map[*Service]struct{})}
+		pending: make(map[uint64]*pending), services: make(map[*Service]struct{})}
 	nopts := append([]nats.Option{nats.Name("crisp"), nats.MaxReconnects(-1)}, c.nopts...)
 	var err error
 	if c.url == "" {
@@ -143,6 +155,7 @@ func Start(opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("remote: subscribing to replies: %w", err)
 	}
 	n.isub.SetPendingLimits(-1, -1) // the replies of this node's own calls: never drop one
+	n.replyTo = n.inbox + ".r"
 	return n, nil
 }
 
@@ -211,60 +224,158 @@ func (n *Node) Close(ctx context.Context) error {
 	}
 	n.mu.Lock()
 	left := n.pending
-	n.pending = make(map[string]*pending)
+	n.pending = make(map[uint64]*pending)
+	n.bounds = nil
+	if n.timer != nil {
+		n.timer.Stop()
+	}
 	n.mu.Unlock()
 	for _, p := range left {
-		p.finish(nil, &Error{Where: AtCaller, Err: ErrClosed})
+		p.finish(nil, nil, &Error{Where: AtCaller, Err: ErrClosed})
 	}
 	n.nc.Close()
 	n.shutdownServer()
 	return err
 }
 
-// finish ends the pending's timer and context watch and resolves it.
-func (p *pending) finish(msg *nats.Msg, err *Error) {
-	if p.timer != nil {
-		p.timer.Stop()
-	}
+// finish ends the pending's context watch and resolves it.
+func (p *pending) finish(r *reply, data []byte, err *Error) {
 	if p.stop != nil {
 		p.stop()
 	}
-	p.done(msg, err)
+	p.done(r, data, err)
 }
 
-// take removes and returns the pending call of token, or nil if it was
-// resolved already.
-func (n *Node) take(token string) *pending {
+// track adds p to the pending calls and bounds; the caller holds n.mu.
+// The node's one timer is re-armed only when p's bound is the earliest.
+func (n *Node) track(p *pending) {
+	n.pending[p.id] = p
+	heap.Push(&n.bounds, p)
+	if n.armed.IsZero() || p.bound.Before(n.armed) {
+		n.arm(p.bound)
+	}
+}
+
+// arm sets the node's timer for t; the caller holds n.mu.
+func (n *Node) arm(t time.Time) {
+	d := t.Sub(n.clk.Now())
+	n.armed = t
+	if n.timer == nil {
+		n.timer = n.clk.AfterFunc(d, n.expire)
+		return
+	}
+	n.timer.Reset(d)
+}
+
+// expire fails the calls whose bound has come with ErrNoAnswer and
+// re-arms the timer for the next bound.
+func (n *Node) expire() {
 	n.mu.Lock()
-	p := n.pending[token]
-	delete(n.pending, token)
+	now := n.clk.Now()
+	var due []*pending
+	for len(n.bounds) > 0 && !n.bounds[0].bound.After(now) {
+		p := heap.Pop(&n.bounds).(*pending)
+		delete(n.pending, p.id)
+		due = append(due, p)
+	}
+	n.armed = time.Time{}
+	if len(n.bounds) > 0 && !n.closed {
+		n.arm(n.bounds[0].bound)
+	}
+	n.mu.Unlock()
+	for _, p := range due {
+		p.finish(nil, nil, &Error{Where: AtNetwork, Err: ErrNoAnswer})
+	}
+}
+
+// take removes and returns the pending call of id, or nil if it was
+// resolved already.
+func (n *Node) take(id uint64) *pending {
+	n.mu.Lock()
+	p := n.pending[id]
+	if p != nil {
+		delete(n.pending, id)
+		heap.Remove(&n.bounds, p.index)
+	}
 	n.mu.Unlock()
 	return p
 }
 
-// answer receives every reply to this node's calls (and the NATS
-// server's no-responders notices) on the node's inbox.
-func (n *Node) answer(msg *nats.Msg) {
-	token := msg.Subject[len(n.inbox)+1:]
-	p := n.take(token)
-	if p == nil {
-		return // resolved already: at its bound, by its context or Close
+// failPublish finishes the calls of a batch NATS would not take.
+func (n *Node) failPublish(ps []*pending, err error) {
+	where := AtNetwork
+	switch {
+	case errors.Is(err, nats.ErrMaxPayload):
+		err, where = fmt.Errorf("%w: %w", ErrBadRequest, err), AtCaller
+	case errors.Is(err, nats.ErrConnectionClosed):
+		err, where = fmt.Errorf("%w: %w", ErrClosed, err), AtCaller
 	}
-	if len(msg.Data) == 0 && msg.Header.Get("Status") == "503" {
-		p.finish(nil, &Error{Where: AtNetwork, Err: ErrNoResponders})
+	for _, p := range ps {
+		if p := n.take(p.id); p != nil {
+			p.finish(nil, nil, &Error{Where: where, Err: err})
+		}
+	}
+}
+
+// answer receives every reply batch to this node's calls on inbox.r,
+// and the NATS server's no-responders notices on inbox.b<batch>.
+func (n *Node) answer(msg *nats.Msg) {
+	if msg.Subject != n.replyTo {
+		if len(msg.Data) == 0 && msg.Header.Get("Status") == "503" {
+			n.noResponders(msg.Subject[len(n.inbox)+1:])
+		}
 		return
 	}
-	n.noteSkew(p.sent, msg.Header)
-	p.finish(msg, nil)
+	data := msg.Data
+	for {
+		f, rest, ok := nextFrame(data)
+		if !ok {
+			return
+		}
+		data = rest
+		r, body, err := decodeReply(f)
+		if err != nil {
+			continue // not a reply this node can read: the call's bound covers it
+		}
+		p := n.take(r.id)
+		if p == nil {
+			continue // resolved already: at its bound, by its context or Close
+		}
+		n.noteSkew(p.sent, r.received, r.replied)
+		p.finish(&r, body, nil)
+	}
+}
+
+// noResponders fails the calls of batch token (b<base36>): no service
+// subscribes to their subject. A rare path: it scans the pending calls.
+func (n *Node) noResponders(token string) {
+	if len(token) < 2 || token[0] != 'b' {
+		return
+	}
+	b, err := strconv.ParseUint(token[1:], 36, 64)
+	if err != nil {
+		return
+	}
+	var hit []*pending
+	n.mu.Lock()
+	for id, p := range n.pending {
+		if p.batch.Load() == b {
+			delete(n.pending, id)
+			heap.Remove(&n.bounds, p.index)
+			hit = append(hit, p)
+		}
+	}
+	n.mu.Unlock()
+	for _, p := range hit {
+		p.finish(nil, nil, &Error{Where: AtNetwork, Err: ErrNoResponders})
+	}
 }
 
 // noteSkew estimates the offset of the replier's clock from the
 // caller's: ((t1-t0) + (t2-t3)) / 2 with t0 the send, t1 the arrival,
 // t2 the reply and t3 now.
-func (n *Node) noteSkew(t0 time.Time, h nats.Header) {
-	t1, e1 := strconv.ParseInt(h.Get(hReceived), 10, 64)
-	t2, e2 := strconv.ParseInt(h.Get(hReplied), 10, 64)
-	if e1 != nil || e2 != nil {
+func (n *Node) noteSkew(t0 time.Time, t1, t2 int64) {
+	if t1 <= 0 || t2 <= 0 {
 		return
 	}
 	t3 := n.clk.Now()
@@ -278,4 +389,27 @@ func (n *Node) noteSkew(t0 time.Time, h nats.Header) {
 			return
 		}
 	}
+}
+
+// bounds is a min-heap of pending calls by bound (container/heap).
+type bounds []*pending
+
+func (b bounds) Len() int           { return len(b) }
+func (b bounds) Less(i, j int) bool { return b[i].bound.Before(b[j].bound) }
+func (b bounds) Swap(i, j int) {
+	b[i], b[j] = b[j], b[i]
+	b[i].index, b[j].index = i, j
+}
+func (b *bounds) Push(x any) {
+	p := x.(*pending)
+	p.index = len(*b)
+	*b = append(*b, p)
+}
+func (b *bounds) Pop() any {
+	old := *b
+	p := old[len(old)-1]
+	old[len(old)-1] = nil // avoid holding the call
+	p.index = -1
+	*b = old[:len(old)-1]
+	return p
 }

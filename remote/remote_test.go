@@ -363,37 +363,85 @@ func TestMalformedRequestsGetABadRequestReply(t *testing.T) {
 	nc, err := nats.Connect(n.URL())
 	require.NoError(t, err)
 	defer nc.Close()
-	good := func() nats.Header {
-		return nats.Header{"Crisp-Wire": {"1"}, "Crisp-Sent": {"1"}, "Crisp-Codec": {"json"}}
+	// A raw client: requests go out with reply subject <inbox>.b1, the
+	// answers come back on <inbox>.r (docs/wire.md).
+	inbox := nats.NewInbox()
+	replies, err := nc.SubscribeSync(inbox + ".r")
+	require.NoError(t, err)
+	good := func() remote.RawRequest {
+		return remote.RawRequest{ID: 9, Sent: 1, Codec: "json", Payload: []byte(`{"By":1}`)}
 	}
-	cases := map[string]func(*nats.Msg){
-		"no headers":        func(m *nats.Msg) { m.Header = nil },
-		"another version":   func(m *nats.Msg) { m.Header.Set("Crisp-Wire", "2") },
-		"a bad deadline":    func(m *nats.Msg) { m.Header.Set("Crisp-Deadline", "soon") },
-		"a negative cost":   func(m *nats.Msg) { m.Header.Set("Crisp-Cost", "-5") },
-		"no codec":          func(m *nats.Msg) { m.Header.Del("Crisp-Codec") },
-		"an oversized body": func(m *nats.Msg) { m.Data = make([]byte, 65) },
-		"an oversized tag":  func(m *nats.Msg) { m.Header.Set("Crisp-Tag", string(make([]byte, 2000))) },
-		"a repeated header": func(m *nats.Msg) { m.Header.Add("Crisp-Sent", "2") },
+	ask := func(t *testing.T, batch []byte) []remote.RawReply {
+		t.Helper()
+		require.NoError(t, nc.PublishRequest("crisp.v2.e.test.add", inbox+".b1", batch))
+		m, err := replies.NextMsg(10 * time.Second) // clock seam of the test: a hang guard only
+		require.NoError(t, err)
+		rs, err := remote.ParseReplies(m.Data)
+		require.NoError(t, err)
+		return rs
+	}
+	cases := map[string]func(*remote.RawRequest){
+		"another version":   func(r *remote.RawRequest) { r.Version = 1 },
+		"another kind":      func(r *remote.RawRequest) { r.Kind = 9 },
+		"a bad deadline":    func(r *remote.RawRequest) { r.Deadline = -5 },
+		"no sent time":      func(r *remote.RawRequest) { r.Sent = 0 },
+		"a negative cost":   func(r *remote.RawRequest) { r.Cost = -5 },
+		"no codec":          func(r *remote.RawRequest) { r.Codec = "" },
+		"an oversized body": func(r *remote.RawRequest) { r.Payload = make([]byte, 65) },
+		"an oversized tag":  func(r *remote.RawRequest) { r.Tag = string(make([]byte, 2000)) },
+		"a tag not UTF-8":   func(r *remote.RawRequest) { r.Tag = "\xff" },
+		"lengths past the end": func(r *remote.RawRequest) {
+			r.KeyLen = 500
+		},
+		"a truncated header": func(r *remote.RawRequest) { r.Truncate = 20 },
 	}
 	for name, spoil := range cases {
 		t.Run(name, func(t *testing.T) {
-			m := &nats.Msg{Subject: "crisp.v1.e.test.add", Header: good(), Data: []byte(`{"By":1}`)}
-			spoil(m)
-			r, err := nc.RequestMsg(m, 10*time.Second) // clock seam of the test: a hang guard only
-			require.NoError(t, err)
-			assert.Equal(t, "bad-request", r.Header.Get("Crisp-Status"), r.Header.Get("Crisp-Error"))
+			r := good()
+			spoil(&r)
+			rs := ask(t, r.Frame())
+			require.Len(t, rs, 1)
+			assert.Equal(t, uint64(9), rs[0].ID)
+			assert.Equal(t, "bad-request", rs[0].Status, rs[0].Text)
 		})
 	}
 	t.Run("garbage in the payload", func(t *testing.T) {
-		m := &nats.Msg{Subject: "crisp.v1.e.test.add", Header: good(), Data: []byte("{{{")}
-		r, err := nc.RequestMsg(m, 10*time.Second)
-		require.NoError(t, err)
-		assert.Equal(t, "codec", r.Header.Get("Crisp-Status"))
+		r := good()
+		r.Payload = []byte("{{{")
+		rs := ask(t, r.Frame())
+		require.Len(t, rs, 1)
+		assert.Equal(t, "codec", rs[0].Status)
+	})
+	t.Run("a batch of three, one bad", func(t *testing.T) {
+		a, b, c := good(), good(), good()
+		a.ID, b.ID, c.ID = 1, 2, 3
+		b.Version = 7
+		batch := append(append(a.Frame(), b.Frame()...), c.Frame()...)
+		require.NoError(t, nc.PublishRequest("crisp.v2.e.test.add", inbox+".b2", batch))
+		got := map[uint64]string{}
+		for len(got) < 3 {
+			m, err := replies.NextMsg(10 * time.Second) // clock seam of the test: a hang guard only
+			require.NoError(t, err)
+			rs, err := remote.ParseReplies(m.Data)
+			require.NoError(t, err)
+			for _, r := range rs {
+				got[r.ID] = r.Status
+			}
+		}
+		assert.Equal(t, map[uint64]string{1: "ok", 2: "bad-request", 3: "ok"}, got)
+	})
+	t.Run("a batch cut short", func(t *testing.T) {
+		a, b := good(), good()
+		a.ID, b.ID = 4, 5
+		batch := append(a.Frame(), b.Frame()[:10]...)
+		rs := ask(t, batch)
+		require.Len(t, rs, 1, "the whole frame is served, the cut one dropped")
+		assert.Equal(t, uint64(4), rs[0].ID)
+		assert.Equal(t, "ok", rs[0].Status)
 	})
 	v, err := get(t, remote.Call(n, add, Add{By: 1}))
 	require.NoError(t, err, "the server lives on")
-	assert.Equal(t, 1, v)
+	assert.Equal(t, 4, v, "the three good calls of batches ran")
 }
 
 func TestTheSkewEstimateSeesAClockAhead(t *testing.T) {

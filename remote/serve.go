@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/nats-io/nats.go"
 )
 
@@ -28,6 +30,13 @@ type Service struct {
 	closed  bool           // drained: requests are no longer taken
 	wg      sync.WaitGroup // one per request taken and not yet answered
 	sem     chan struct{}  // MaxInFlight tokens; nil when unlimited
+
+	fmu   sync.Mutex    // guards fq
+	fq    []func()      // answers of failed calls, for answerFailures
+	fsig  chan struct{} // fq has work (buffer of one)
+	quit  chan struct{} // closed when the service ends: answerFailures returns
+	fdone chan struct{} // closed by answerFailures as it returns
+	stop  sync.Once     // closes quit
 }
 
 // ServeOption configures [Serve].
@@ -105,7 +114,8 @@ func Serve[S, Req, Resp any](n *Node, e Endpoint[Req, Resp], to crisp.Ref[S],
 		}
 	}
 	clk := to.System().Clock()
-	s := &Service{n: n, name: e.name, clk: clk}
+	s := &Service{n: n, name: e.name, clk: clk,
+		fsig: make(chan struct{}, 1), quit: make(chan struct{}), fdone: make(chan struct{})}
 	if c.maxInFlight > 0 {
 		s.sem = make(chan struct{}, c.maxInFlight)
 	}
@@ -113,58 +123,19 @@ func Serve[S, Req, Resp any](n *Node, e Endpoint[Req, Resp], to crisp.Ref[S],
 		if msg.Reply == "" {
 			return // not a call: nobody to answer
 		}
-		if !s.enter() {
-			s.reply(msg, clk.Now(), status(stUnknown, AtArrival, "service closed"), nil)
-			return
-		}
+		out := n.senderFor(replySubject(msg.Reply), false)
 		arrived := clk.Now()
-		r, err := decodeRequest(msg.Header, len(msg.Data), c.maxBody)
-		var st func(nats.Header)
-		switch {
-		case err != nil:
-			st = status(stBadRequest, AtArrival, err.Error())
-		case r.codec != e.codec.Name():
-			st = status(stCodec, AtArrival, fmt.Sprintf("decode request: request in codec %q, endpoint uses %q", r.codec, e.codec.Name()))
-		case r.partitions != e.partitions:
-			st = status(stUnknown, AtArrival, fmt.Sprintf("called with %d partitions, served with %d", r.partitions, e.partitions))
-		case deadline.Missed(r.deadline, arrived):
-			st = missed(AtArrival, &deadline.MissedError{Actor: to.Name(), Message: e.name, Deadline: r.deadline, Detected: arrived})
-		case !s.admit():
-			st = status(stRefused, AtArrival, "too many requests in flight")
-		}
-		if st != nil {
-			s.reply(msg, arrived, st, nil)
-			s.wg.Done()
-			return
-		}
-		var req Req
-		if err := e.codec.Unmarshal(msg.Data, &req); err != nil {
-			s.release()
-			s.reply(msg, arrived, status(stCodec, AtArrival, "decode request: "+err.Error()), nil)
-			s.wg.Done()
-			return
-		}
-		f := crisp.Call(to, func(p *crisp.Proc, st S) (Resp, error) { return h(p, st, req) }, sendOptions(&r)...)
-		if testHookQueued != nil {
-			testHookQueued()
-		}
-		go func() { // one per request in flight: the answer waits for the actor
-			defer s.wg.Done()
-			<-f.Done()
-			s.release()
-			v, err := f.Get()
-			if err != nil {
-				s.reply(msg, arrived, errorStatus(err), nil)
-				return
+		data := msg.Data
+		for {
+			f, rest, ok := nextFrame(data)
+			if !ok {
+				return // the rest cannot be framed: its calls end at their bound
 			}
-			data, err := e.codec.Marshal(&v)
-			if err != nil {
-				s.reply(msg, arrived, status(stCodec, AtReceiver, "encode response: "+err.Error()), nil)
-				return
-			}
-			s.reply(msg, arrived, status(stOK, "", ""), data)
-		}()
+			data = rest
+			serveFrame(s, e, to, h, &c, out, f, arrived)
+		}
 	}
+	go s.answerFailures()
 	for _, subj := range subjects {
 		sub, err := n.nc.QueueSubscribe(subj, queueGroup, handle)
 		if err != nil {
@@ -191,13 +162,162 @@ func Serve[S, Req, Resp any](n *Node, e Endpoint[Req, Resp], to crisp.Ref[S],
 	return s, nil
 }
 
+// serveFrame serves one request frame of a batch that arrived at
+// arrived, answering through out.
+func serveFrame[S, Req, Resp any](s *Service, e Endpoint[Req, Resp], to crisp.Ref[S],
+	h func(p *crisp.Proc, s S, req Req) (Resp, error), c *serveConfig, out *sender, f []byte, arrived time.Time) {
+	id, ok := frameID(f)
+	if !ok {
+		return // too short to name its call: nobody to answer
+	}
+	if !s.enter() {
+		s.reply(out, &reply{id: id, received: nanos(arrived), status: stUnknown, where: whereArrival, text: "service closed"}, nil)
+		return
+	}
+	r, body, err := decodeRequest(f, c.maxBody)
+	var rep *reply
+	switch {
+	case err != nil:
+		rep = failure(stBadRequest, whereArrival, err.Error())
+	case r.codec != e.codec.Name():
+		rep = failure(stCodec, whereArrival, fmt.Sprintf("decode request: request in codec %q, endpoint uses %q", r.codec, e.codec.Name()))
+	case r.partitions != e.partitions:
+		rep = failure(stUnknown, whereArrival, fmt.Sprintf("called with %d partitions, served with %d", r.partitions, e.partitions))
+	case deadline.Missed(r.deadline, arrived):
+		rep = missed(whereArrival, &deadline.MissedError{Actor: to.Name(), Message: e.name, Deadline: r.deadline, Detected: arrived})
+	case !s.admit():
+		rep = failure(stRefused, whereArrival, "too many requests in flight")
+	}
+	if rep != nil {
+		rep.id, rep.received = id, nanos(arrived)
+		s.reply(out, rep, nil)
+		s.wg.Done()
+		return
+	}
+	q := &inFlight[S, Req, Resp]{s: s, e: e, h: h, out: out, id: id, arrived: arrived}
+	if err := e.codec.Unmarshal(body, &q.req); err != nil {
+		q.answer(failure(stCodec, whereArrival, "decode request: "+err.Error()), nil)
+		return
+	}
+	var buf [5]crisp.SendOption
+	q.f = crisp.Call(to, q.run, sendOptions(buf[:0], &r)...)
+	if testHookQueued != nil {
+		testHookQueued()
+	}
+	// The handler answers from the actor (run). A call that ends
+	// without running it (missed, stopped, panicked, a policy failure)
+	// is answered once its future resolves.
+	if !plumb.OnResolve(q.f, q.resolved) {
+		q.resolved()
+	}
+}
+
+// inFlight is one request queued on its actor.
+type inFlight[S, Req, Resp any] struct {
+	s        *Service
+	e        Endpoint[Req, Resp]
+	h        func(p *crisp.Proc, s S, req Req) (Resp, error)
+	out      *sender
+	id       uint64
+	arrived  time.Time
+	req      Req
+	f        *future.Future[Resp]
+	answered atomic.Bool
+}
+
+// run is the crisp handler: it runs the endpoint's handler and sends
+// its answer at once, from the actor, before the future resolves.
+func (q *inFlight[S, Req, Resp]) run(p *crisp.Proc, st S) (Resp, error) {
+	v, err := q.h(p, st, q.req)
+	if err != nil {
+		q.answer(errorReply(err), nil)
+		return v, err
+	}
+	data, merr := q.e.codec.Marshal(&v)
+	if merr != nil {
+		q.answer(failure(stCodec, whereReceiver, "encode response: "+merr.Error()), nil)
+	} else {
+		q.answer(&reply{status: stOK}, data)
+	}
+	return v, err
+}
+
+// resolved runs on the goroutine that resolved the call's future (or
+// on the one that queued it, if already resolved): if the handler did
+// not answer, the failure is answered from the service's own goroutine,
+// since a resolver must not block.
+func (q *inFlight[S, Req, Resp]) resolved() {
+	if q.answered.Load() {
+		return
+	}
+	q.s.failed(func() {
+		_, err := q.f.Get()
+		if err == nil { // cannot be: a call that succeeds ran run
+			err = errors.New("crisp: remote call resolved without an answer")
+		}
+		q.answer(errorReply(err), nil)
+	})
+}
+
+// answer sends the request's reply, once, and counts it out.
+func (q *inFlight[S, Req, Resp]) answer(rep *reply, data []byte) {
+	if q.answered.Swap(true) {
+		return
+	}
+	rep.id, rep.received = q.id, nanos(q.arrived)
+	q.s.reply(q.out, rep, data)
+	q.s.release()
+	q.s.wg.Done()
+}
+
+// failed queues fn, an answer to a call that failed, for the service's
+// goroutine.
+func (s *Service) failed(fn func()) {
+	s.fmu.Lock()
+	s.fq = append(s.fq, fn)
+	s.fmu.Unlock()
+	select {
+	case s.fsig <- struct{}{}:
+	default:
+	}
+}
+
+// answerFailures is the service's goroutine: it sends the answers of
+// failed calls until the service is closed.
+func (s *Service) answerFailures() {
+	defer close(s.fdone)
+	for {
+		select {
+		case <-s.fsig:
+		case <-s.quit:
+			return
+		}
+		s.fmu.Lock()
+		fq := s.fq
+		s.fq = nil
+		s.fmu.Unlock()
+		for _, fn := range fq {
+			fn()
+		}
+	}
+}
+
+// replySubject is where the answers to a batch whose reply subject is
+// reply go: the caller's inbox with its last token replaced by "r"
+// (docs/wire.md).
+func replySubject(reply string) string {
+	if i := strings.LastIndexByte(reply, '.'); i >= 0 {
+		reply = reply[:i]
+	}
+	return reply + ".r"
+}
+
 // testHookQueued, when set (by tests only, before any Serve), is
 // called after each request is queued on its actor.
 var testHookQueued func()
 
-// sendOptions turns a request's headers into crisp send options.
-func sendOptions(r *request) []crisp.SendOption {
-	opts := make([]crisp.SendOption, 0, 5)
+// sendOptions appends a request's crisp send options to opts.
+func sendOptions(opts []crisp.SendOption, r *request) []crisp.SendOption {
 	if !r.deadline.IsZero() {
 		opts = append(opts, crisp.By(r.deadline))
 	}
@@ -245,15 +365,12 @@ func (s *Service) release() {
 	}
 }
 
-// reply answers msg; a failure to publish is dropped (the caller's
-// bound covers a lost reply).
-func (s *Service) reply(msg *nats.Msg, arrived time.Time, st func(nats.Header), data []byte) {
-	out := &nats.Msg{Subject: msg.Reply, Data: data, Header: make(nats.Header, 6)}
-	out.Header.Set(hVersion, WireVersion)
-	st(out.Header)
-	out.Header.Set(hReceived, unixNano(arrived))
-	out.Header.Set(hReplied, unixNano(s.clk.Now()))
-	_ = s.n.nc.PublishMsg(out)
+// reply sends rep through out, with the service's clock at the reply;
+// a failure to publish is dropped (the caller's bound covers a lost
+// reply).
+func (s *Service) reply(out *sender, rep *reply, data []byte) {
+	rep.replied = nanos(s.clk.Now())
+	out.add(nil, func(b []byte) []byte { return appendReply(b, rep, data) })
 }
 
 // Close stops taking requests and waits, up to ctx, for the answers to
@@ -290,6 +407,7 @@ func (s *Service) Close(ctx context.Context) error {
 	s.n.mu.Lock()
 	delete(s.n.services, s)
 	s.n.mu.Unlock()
+	defer s.stopFailures()
 	if err != nil {
 		return err
 	}
@@ -301,6 +419,12 @@ func (s *Service) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// stopFailures ends the service's goroutine and waits for it.
+func (s *Service) stopFailures() {
+	s.stop.Do(func() { close(s.quit) })
+	<-s.fdone
 }
 
 // waitClosed waits for a draining subscription's status channel to
@@ -322,60 +446,48 @@ func (s *Service) unsubscribe() {
 	for _, sub := range s.subs {
 		_ = sub.Unsubscribe()
 	}
+	s.stopFailures()
 }
 
-// status writes a reply's status, where and error text.
-func status(st, where, text string) func(nats.Header) {
-	return func(h nats.Header) {
-		h.Set(hStatus, st)
-		if where != "" {
-			h.Set(hWhere, where)
-		}
-		if text != "" {
-			h.Set(hError, clip(text, maxErrorText))
-		}
-	}
+// failure is a reply of status st.
+func failure(st, where byte, text string) *reply {
+	return &reply{status: st, where: where, text: text}
 }
 
-func missed(where string, m *deadline.MissedError) func(nats.Header) {
-	return func(h nats.Header) {
-		status(stMissed, where, m.Error())(h)
-		h.Set(hDeadline, unixNano(m.Deadline))
-		h.Set(hDetected, unixNano(m.Detected))
-		h.Set(hActor, clip(m.Actor, maxHeaderValue))
-		h.Set(hMessage, clip(m.Message, maxHeaderValue))
-	}
+func missed(where byte, m *deadline.MissedError) *reply {
+	return &reply{status: stMissed, where: where, text: m.Error(),
+		deadline: nanos(m.Deadline), detected: nanos(m.Detected), actor: m.Actor, message: m.Message}
 }
 
-// errorStatus is the reply for a crisp call that failed.
-func errorStatus(err error) func(nats.Header) {
+// errorReply is the reply for a crisp call that failed.
+func errorReply(err error) *reply {
 	var m *deadline.MissedError
 	var pe *crisp.PanicError
 	var po *crisp.PolicyError
 	switch {
 	case errors.As(err, &m):
-		return missed(AtReceiver, m)
+		return missed(whereReceiver, m)
 	case errors.As(err, &pe):
-		return status(stPanicked, AtReceiver, fmt.Sprint(pe.Value))
+		return failure(stPanicked, whereReceiver, fmt.Sprint(pe.Value))
 	case errors.As(err, &po):
-		return status(stPolicy, AtReceiver, fmt.Sprint(po.Value))
+		return failure(stPolicy, whereReceiver, fmt.Sprint(po.Value))
 	case errors.Is(err, crisp.ErrStopped):
-		return status(stStopped, AtReceiver, err.Error())
+		return failure(stStopped, whereReceiver, err.Error())
 	}
-	return status(stError, AtReceiver, err.Error())
+	return failure(stError, whereReceiver, err.Error())
 }
 
 // replyError turns a failed reply's status back into an error.
-func replyError(st string, h nats.Header) error {
-	text := h.Get(hError)
-	switch st {
+func replyError(r *reply) error {
+	text := r.text
+	switch r.status {
 	case stMissed:
-		m := &deadline.MissedError{Actor: h.Get(hActor), Message: h.Get(hMessage)}
-		if t, err := strconv.ParseInt(h.Get(hDeadline), 10, 64); err == nil {
-			m.Deadline = time.Unix(0, t)
+		m := &deadline.MissedError{Actor: r.actor, Message: r.message}
+		if r.deadline != 0 {
+			m.Deadline = time.Unix(0, r.deadline)
 		}
-		if t, err := strconv.ParseInt(h.Get(hDetected), 10, 64); err == nil {
-			m.Detected = time.Unix(0, t)
+		if r.detected != 0 {
+			m.Detected = time.Unix(0, r.detected)
 		}
 		return m
 	case stStopped:
@@ -393,11 +505,11 @@ func replyError(st string, h nats.Header) error {
 		if !ok || (op != "decode request" && op != "encode response") {
 			op, rest = "decode request", text
 		}
-		return &CodecError{Op: op, Codec: h.Get(hCodec), Text: rest}
+		return &CodecError{Op: op, Text: rest}
 	case stBadRequest:
 		return fmt.Errorf("%w: %s", ErrBadRequest, text)
 	case stError:
 		return errors.New(text)
 	}
-	return fmt.Errorf("%w: reply with status %.32q: %s", ErrBadRequest, st, text)
+	return fmt.Errorf("%w: reply with status %d: %s", ErrBadRequest, r.status, text)
 }

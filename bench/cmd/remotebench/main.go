@@ -5,6 +5,7 @@
 //
 //	GOWORK=off go run ./cmd/remotebench                 # from bench/
 //	GOWORK=off go run ./cmd/remotebench -reps 9 -roundtrips 20000
+//	GOWORK=off go run ./cmd/remotebench -hogs 2 -cpuprofile cpu.out
 //
 // Two workloads, each run -reps times per system in alternation, medians
 // reported:
@@ -15,6 +16,10 @@
 //     -per replies (4x100 by default); the table also gives the
 //     process's CPU time per call, which other load on the machine blurs
 //     less than the wall clock.
+//
+// -hogs N runs N goroutines that never yield beside every measurement
+// (CPU-bound neighbours, as bench's runner does); -cpuprofile writes a
+// profile of the whole run.
 //
 // Systems: crisp-local (crisp.Call and Get in one process), crisp-remote
 // (remote.Call from one node to another: the serving node embeds the
@@ -32,6 +37,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -55,8 +61,9 @@ func main() {
 }
 
 type config struct {
-	roundTrips, pairs, inFlight, per, reps int
-	systems                                []string
+	roundTrips, pairs, inFlight, per, reps, hogs int
+	systems                                      []string
+	cpuProfile                                   string
 }
 
 var allSystems = []string{"crisp-local", "crisp-remote", "proto-remote"}
@@ -72,10 +79,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.per, "per", 5000, "replies each caller waits for")
 	fs.IntVar(&c.reps, "reps", 5, "repetitions of each cell, in alternation")
 	fs.StringVar(&systems, "system", strings.Join(allSystems, ","), "systems to run")
+	fs.IntVar(&c.hogs, "hogs", 0, "goroutines that never yield, running beside every measurement")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if c.roundTrips < 1 || c.pairs < 1 || c.inFlight < 1 || c.per < c.inFlight || c.reps < 1 {
+	if c.roundTrips < 1 || c.pairs < 1 || c.inFlight < 1 || c.per < c.inFlight || c.reps < 1 || c.hogs < 0 {
 		return errors.New("sizes must be positive, and -per at least -inflight")
 	}
 	for _, s := range strings.Split(systems, ",") {
@@ -83,6 +92,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-system: unknown %q (have %s)", s, strings.Join(allSystems, ", "))
 		}
 		c.systems = append(c.systems, s)
+	}
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if c.hogs > 0 {
+		h := startHogs(c.hogs)
+		defer h.stop()
 	}
 	rt := map[string][]time.Duration{}
 	tp := map[string][]time.Duration{}
@@ -119,7 +143,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			float64(median(rt["crisp-remote"]))/float64(median(rt["crisp-local"])),
 			float64(median(tp["crisp-remote"]))/float64(median(tp["crisp-local"])))
 	}
-	fmt.Fprintf(stdout, "\nMedians of %d runs each; GOMAXPROCS and the machine as they were.\n", c.reps)
+	fmt.Fprintf(stdout, "\nMedians of %d runs each (%d CPU-bound goroutines beside); GOMAXPROCS and the machine as they were.\n", c.reps, c.hogs)
 	return nil
 }
 
