@@ -35,10 +35,10 @@ type Node struct {
 
 	inbox   string // prefix of this node's reply subjects
 	replyTo string // inbox.r, where servers send the replies
-	isub  *nats.Subscription
-	seq   atomic.Uint64 // call ids
-	batch atomic.Uint64 // batch numbers, in reply subjects
-	skew  atomic.Int64  // largest |offset| seen, nanoseconds
+	isub    *nats.Subscription
+	seq     atomic.Uint64 // call ids
+	batch   atomic.Uint64 // batch numbers, in reply subjects
+	skew    atomic.Int64  // largest |offset| seen, nanoseconds
 
 	callSenders  sync.Map // subject -> *sender of calls
 	replySenders sync.Map // caller's inbox -> *sender of replies
