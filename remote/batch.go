@@ -2,6 +2,7 @@ package remote
 
 import (
 	"encoding/binary"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,7 +12,8 @@ import (
 // messages. A frame is appended to the pending batch; if no flush is in
 // progress, the goroutine that appended it flushes at once, so a lone
 // frame waits for nothing; otherwise it rides the next flush, which the
-// flushing goroutine makes as soon as its publish returns. Under load
+// flushing goroutine makes as soon as its publish returns (a caller
+// yields the processor once first, to let other callers add theirs). Under load
 // many frames share one message (one server round, one read and one
 // write on each side), and nothing waits for a timer.
 //
@@ -69,6 +71,15 @@ func (s *sender) add(p *pending, appendFrame func([]byte) []byte) {
 		s.mu.Unlock()
 		s.publish(buf, ps)
 		clear(ps) // let the pendings go
+		if s.calls {
+			// The calling goroutine yields once after its publish, so
+			// that calls made meanwhile on the other goroutines join
+			// the next batch: measured, it cuts the messages of 4x100
+			// calls about fivefold (remotebench). Its own call is out
+			// already. Replies do not: they are sent from an actor,
+			// whose turn a yield would lengthen.
+			runtime.Gosched()
+		}
 		s.mu.Lock()
 		s.spare, s.spps = buf, ps
 	}
