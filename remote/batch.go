@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -37,8 +38,9 @@ type sender struct {
 // message.
 const maxBatch = 1 << 20
 
-// senderFor returns the node's sender for subject, making it on first
-// use.
+// senderFor returns the node's sender of calls to subject, or with
+// calls false of replies to the caller's inbox subject (they go to
+// subject.r), making it on first use.
 func (n *Node) senderFor(subject string, calls bool) *sender {
 	m := &n.replySenders
 	if calls {
@@ -47,8 +49,12 @@ func (n *Node) senderFor(subject string, calls bool) *sender {
 	if s, ok := m.Load(subject); ok {
 		return s.(*sender)
 	}
-	s, _ := m.LoadOrStore(subject, &sender{n: n, subject: subject, calls: calls})
-	return s.(*sender)
+	s := &sender{n: n, subject: subject, calls: calls}
+	if !calls {
+		s.subject = strings.Clone(subject) + ".r"
+	}
+	v, _ := m.LoadOrStore(strings.Clone(subject), s)
+	return v.(*sender)
 }
 
 // add appends a frame made by appendFrame to the batch, with the
@@ -84,7 +90,7 @@ func (s *sender) add(p *pending, appendFrame func([]byte) []byte) {
 		s.spare, s.spps = buf, ps
 	}
 	s.busy = false
-	if cap(s.spare) > 4*maxBatch { // a burst of large frames: do not keep its buffer
+	if cap(s.spare) > 64<<10 { // a burst of large frames: do not keep its buffer
 		s.spare = nil
 	}
 	s.mu.Unlock()

@@ -123,7 +123,7 @@ func Serve[S, Req, Resp any](n *Node, e Endpoint[Req, Resp], to crisp.Ref[S],
 		if msg.Reply == "" {
 			return // not a call: nobody to answer
 		}
-		out := n.senderFor(replySubject(msg.Reply), false)
+		out := n.senderFor(replyInbox(msg.Reply), false)
 		arrived := clk.Now()
 		data := msg.Data
 		for {
@@ -302,14 +302,14 @@ func (s *Service) answerFailures() {
 	}
 }
 
-// replySubject is where the answers to a batch whose reply subject is
-// reply go: the caller's inbox with its last token replaced by "r"
+// replyInbox is the caller's inbox of a batch whose reply subject is
+// reply: all but its last token. The answers go to <inbox>.r
 // (docs/wire.md).
-func replySubject(reply string) string {
+func replyInbox(reply string) string {
 	if i := strings.LastIndexByte(reply, '.'); i >= 0 {
-		reply = reply[:i]
+		return reply[:i]
 	}
-	return reply + ".r"
+	return reply
 }
 
 // testHookQueued, when set (by tests only, before any Serve), is
