@@ -71,7 +71,27 @@ func (s *sender) add(p *pending, appendFrame func([]byte) []byte) {
 		return
 	}
 	s.busy = true
-	for len(s.buf) > 0 {
+	s.flush()
+}
+
+// maxRounds bounds the batches one caller's goroutine publishes for
+// others before it hands the flushing over to a goroutine of its own:
+// under a steady stream of calls it would otherwise never return.
+const maxRounds = 16
+
+// flush publishes the batch, and those made meanwhile, until none is
+// left; the caller holds s.mu and has set busy. It returns without
+// s.mu held.
+func (s *sender) flush() {
+	for round := 0; len(s.buf) > 0; round++ {
+		if s.calls && round == maxRounds {
+			go func() { // ends when the stream pauses
+				s.mu.Lock()
+				s.flush()
+			}()
+			s.mu.Unlock()
+			return
+		}
 		buf, ps := s.buf, s.ps
 		s.buf, s.ps = s.spare[:0], s.spps[:0]
 		s.mu.Unlock()

@@ -97,3 +97,30 @@ func ParseReplies(batch []byte) ([]RawReply, error) {
 	}
 	return out, nil
 }
+
+// HoldCalls makes n's calls to endpoint name (without key) wait in
+// their batch, as they do behind a flush in progress, until the
+// returned function flushes them.
+func HoldCalls(n *Node, name string) (flush func()) {
+	s := n.senderFor(subject(name), true)
+	s.mu.Lock()
+	s.busy = true
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.flush()
+	}
+}
+
+// Frames counts the frames of a batch.
+func Frames(batch []byte) int {
+	k := 0
+	for {
+		_, rest, ok := nextFrame(batch)
+		if !ok {
+			return k
+		}
+		batch = rest
+		k++
+	}
+}
