@@ -43,13 +43,15 @@ type Node struct {
 	callSenders  sync.Map // subject -> *sender of calls
 	replySenders sync.Map // caller's inbox -> *sender of replies
 
-	mu       sync.Mutex // guards pending, bounds, timer, armed, services, closed
-	pending  map[uint64]*pending
-	bounds   bounds       // the pending calls by bound, earliest first
-	timer    *clock.Timer // one for the node, armed for the earliest bound
-	armed    time.Time    // when timer fires; zero: not armed
-	services map[*Service]struct{}
-	closed   bool
+	mu      sync.Mutex // guards pending, bounds, timer, armed, services, closed
+	pending map[uint64]*pending
+	// outstanding is len(pending), stored under mu, read without it.
+	outstanding atomic.Int64
+	bounds      bounds       // the pending calls by bound, earliest first
+	timer       *clock.Timer // one for the node, armed for the earliest bound
+	armed       time.Time    // when timer fires; zero: not armed
+	services    map[*Service]struct{}
+	closed      bool
 }
 
 // pending is a call waiting for its answer. done resolves the call's
@@ -225,6 +227,7 @@ func (n *Node) Close(ctx context.Context) error {
 	n.mu.Lock()
 	left := n.pending
 	n.pending = make(map[uint64]*pending)
+	n.outstanding.Store(0)
 	n.bounds = nil
 	if n.timer != nil {
 		n.timer.Stop()
@@ -250,6 +253,7 @@ func (p *pending) finish(r *reply, data []byte, err *Error) {
 // The node's one timer is re-armed only when p's bound is the earliest.
 func (n *Node) track(p *pending) {
 	n.pending[p.id] = p
+	n.outstanding.Store(int64(len(n.pending)))
 	heap.Push(&n.bounds, p)
 	if n.armed.IsZero() || p.bound.Before(n.armed) {
 		n.arm(p.bound)
@@ -278,6 +282,7 @@ func (n *Node) expire() {
 		delete(n.pending, p.id)
 		due = append(due, p)
 	}
+	n.outstanding.Store(int64(len(n.pending)))
 	n.armed = time.Time{}
 	if len(n.bounds) > 0 && !n.closed {
 		n.arm(n.bounds[0].bound)
@@ -295,6 +300,7 @@ func (n *Node) take(id uint64) *pending {
 	p := n.pending[id]
 	if p != nil {
 		delete(n.pending, id)
+		n.outstanding.Store(int64(len(n.pending)))
 		heap.Remove(&n.bounds, p.index)
 	}
 	n.mu.Unlock()
@@ -365,6 +371,7 @@ func (n *Node) noResponders(token string) {
 			hit = append(hit, p)
 		}
 	}
+	n.outstanding.Store(int64(len(n.pending)))
 	n.mu.Unlock()
 	for _, p := range hit {
 		p.finish(nil, nil, &Error{Where: AtNetwork, Err: ErrNoResponders})
