@@ -136,13 +136,13 @@ func Call[Req, Resp any](n *Node, e Endpoint[Req, Resp], req Req, opts ...CallOp
 		subj = partSubject(e.name, partition(r.key, e.partitions))
 	}
 	r.id = n.seq.Add(1)
-	p := &pending{id: r.id, sent: now, done: func(rep *reply, body []byte, err *Error) {
+	p := &pending{id: r.id, sent: now, done: func(rep reply, body []byte, err *Error) {
 		if err != nil {
 			err.Endpoint = e.name
 			pr.Fail(err)
 			return
 		}
-		v, rerr := readReply(e, rep, body)
+		v, rerr := readReply(e, &rep, body)
 		pr.Resolve(v, rerr)
 	}}
 	if !r.deadline.IsZero() {
@@ -162,7 +162,7 @@ func Call[Req, Resp any](n *Node, e Endpoint[Req, Resp], req Req, opts ...CallOp
 		id := r.id
 		p.stop = context.AfterFunc(ctx, func() {
 			if p := n.take(id); p != nil {
-				p.finish(nil, nil, &Error{Where: AtCaller, Err: ctx.Err()})
+				p.finish(reply{}, nil, &Error{Where: AtCaller, Err: ctx.Err()})
 			}
 		})
 	}

@@ -59,7 +59,7 @@ type Node struct {
 // the pending from the node's map.
 type pending struct {
 	id    uint64
-	done  func(r *reply, data []byte, err *Error)
+	done  func(r reply, data []byte, err *Error)
 	stop  func() bool // ends the context watch
 	sent  time.Time
 	bound time.Time // when it fails with ErrNoAnswer
@@ -234,7 +234,7 @@ func (n *Node) Close(ctx context.Context) error {
 	}
 	n.mu.Unlock()
 	for _, p := range left {
-		p.finish(nil, nil, &Error{Where: AtCaller, Err: ErrClosed})
+		p.finish(reply{}, nil, &Error{Where: AtCaller, Err: ErrClosed})
 	}
 	n.nc.Close()
 	n.shutdownServer()
@@ -242,7 +242,7 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 // finish ends the pending's context watch and resolves it.
-func (p *pending) finish(r *reply, data []byte, err *Error) {
+func (p *pending) finish(r reply, data []byte, err *Error) {
 	if p.stop != nil {
 		p.stop()
 	}
@@ -289,7 +289,7 @@ func (n *Node) expire() {
 	}
 	n.mu.Unlock()
 	for _, p := range due {
-		p.finish(nil, nil, &Error{Where: AtNetwork, Err: ErrNoAnswer})
+		p.finish(reply{}, nil, &Error{Where: AtNetwork, Err: ErrNoAnswer})
 	}
 }
 
@@ -318,7 +318,7 @@ func (n *Node) failPublish(ps []*pending, err error) {
 	}
 	for _, p := range ps {
 		if p := n.take(p.id); p != nil {
-			p.finish(nil, nil, &Error{Where: where, Err: err})
+			p.finish(reply{}, nil, &Error{Where: where, Err: err})
 		}
 	}
 }
@@ -348,7 +348,7 @@ func (n *Node) answer(msg *nats.Msg) {
 			continue // resolved already: at its bound, by its context or Close
 		}
 		n.noteSkew(p.sent, r.received, r.replied)
-		p.finish(&r, body, nil)
+		p.finish(r, body, nil)
 	}
 }
 
@@ -374,7 +374,7 @@ func (n *Node) noResponders(token string) {
 	n.outstanding.Store(int64(len(n.pending)))
 	n.mu.Unlock()
 	for _, p := range hit {
-		p.finish(nil, nil, &Error{Where: AtNetwork, Err: ErrNoResponders})
+		p.finish(reply{}, nil, &Error{Where: AtNetwork, Err: ErrNoResponders})
 	}
 }
 
