@@ -126,16 +126,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "| workload | %s |\n|---|%s\n", strings.Join(c.systems, " | "), strings.Repeat("---|", len(c.systems)))
 	fmt.Fprintf(stdout, "| round trip (per call, %d calls) |", c.roundTrips)
 	for _, s := range c.systems {
-		fmt.Fprintf(stdout, " %v |", median(rt[s])/time.Duration(c.roundTrips))
+		lo, hi := spread(rt[s])
+		n := time.Duration(c.roundTrips)
+		fmt.Fprintf(stdout, " %v (%v to %v) |", round(median(rt[s])/n), round(lo/n), round(hi/n))
 	}
 	total := c.pairs * c.per
 	fmt.Fprintf(stdout, "\n| throughput %dx%d (calls/s, %d calls) |", c.pairs, c.inFlight, total)
 	for _, s := range c.systems {
-		fmt.Fprintf(stdout, " %.0f |", float64(total)/median(tp[s]).Seconds())
+		lo, hi := spread(tp[s]) // the longest run is the lowest rate
+		fmt.Fprintf(stdout, " %.0f (%.0f to %.0f) |", float64(total)/median(tp[s]).Seconds(),
+			float64(total)/hi.Seconds(), float64(total)/lo.Seconds())
 	}
 	fmt.Fprintf(stdout, "\n| throughput: CPU of the process per call |")
 	for _, s := range c.systems {
-		fmt.Fprintf(stdout, " %v |", median(cpu[s]))
+		lo, hi := spread(cpu[s])
+		fmt.Fprintf(stdout, " %v (%v to %v) |", round(median(cpu[s])), round(lo), round(hi))
 	}
 	fmt.Fprintln(stdout)
 	if slices.Contains(c.systems, "crisp-local") && slices.Contains(c.systems, "crisp-remote") {
@@ -143,8 +148,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 			float64(median(rt["crisp-remote"]))/float64(median(rt["crisp-local"])),
 			float64(median(tp["crisp-remote"]))/float64(median(tp["crisp-local"])))
 	}
-	fmt.Fprintf(stdout, "\nMedians of %d runs each (%d CPU-bound goroutines beside); GOMAXPROCS and the machine as they were.\n", c.reps, c.hogs)
+	fmt.Fprintf(stdout, "\nMedians of %d runs each (lowest to highest in parentheses; %d CPU-bound goroutines beside); GOMAXPROCS and the machine as they were.\n", c.reps, c.hogs)
 	return nil
+}
+
+// spread returns the smallest and the largest of ds.
+func spread(ds []time.Duration) (lo, hi time.Duration) {
+	return slices.Min(ds), slices.Max(ds)
+}
+
+// round keeps three significant digits or so of a duration per call.
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case d >= time.Microsecond:
+		return d.Round(10 * time.Nanosecond)
+	}
+	return d
 }
 
 func median(ds []time.Duration) time.Duration {

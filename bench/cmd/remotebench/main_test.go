@@ -46,3 +46,14 @@ func TestBadFlagsAreErrors(t *testing.T) {
 	assert.Error(t, run([]string{"-system", "nope"}, io.Discard, io.Discard))
 	assert.Error(t, run([]string{"-per", "5", "-inflight", "10"}, io.Discard, io.Discard))
 }
+
+// With -hogs the run still answers everything, says how many hogs ran
+// beside it, and stops them (goleak checks at the end).
+func TestHogsRunBesideAndStop(t *testing.T) {
+	var out bytes.Buffer
+	err := run([]string{"-roundtrips", "20", "-pairs", "1", "-inflight", "5", "-per", "10", "-reps", "1",
+		"-system", "crisp-remote", "-hogs", "1"}, &out, io.Discard)
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "1 CPU-bound goroutines beside")
+	assert.Error(t, run([]string{"-hogs", "-1"}, io.Discard, io.Discard))
+}
