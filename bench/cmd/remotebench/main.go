@@ -24,7 +24,9 @@
 // Systems: crisp-local (crisp.Call and Get in one process), crisp-remote
 // (remote.Call from one node to another: the serving node embeds the
 // NATS server, as remote.Start does by default, and the calling node
-// connects to it over loopback TCP), and
+// connects to it over loopback TCP; values in JSON, remote's default),
+// crisp-remote-pb (the same with proto-remote's protobuf messages and a
+// protobuf codec: both remotes then encode alike), and
 // proto-remote (protoactor-go's RequestFuture from one actor system to
 // another over its gRPC remote, on loopback).
 package main
@@ -37,6 +39,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -51,6 +54,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	protoremote "github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/protobuf/proto"
 )
 
 func main() {
@@ -66,7 +70,7 @@ type config struct {
 	cpuProfile                                   string
 }
 
-var allSystems = []string{"crisp-local", "crisp-remote", "proto-remote"}
+var allSystems = []string{"crisp-local", "crisp-remote", "crisp-remote-pb", "proto-remote"}
 
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("remotebench", flag.ContinueOnError)
@@ -190,6 +194,8 @@ func measure(s string, c *config) (roundTrip, throughput, cpu time.Duration, err
 		callers, stop, err = crispLocal(c.pairs)
 	case "crisp-remote":
 		callers, stop, err = crispRemote(c.pairs)
+	case "crisp-remote-pb":
+		callers, stop, err = crispRemotePB(c.pairs)
 	case "proto-remote":
 		callers, stop, err = protoRemote(c.pairs)
 	}
@@ -309,6 +315,76 @@ func crispRemote(pairs int) ([]caller, func(), error) {
 		})
 	}
 	return callers, stop, nil
+}
+
+// crispRemotePB is crispRemote with the messages and the codec of
+// proto-remote: protobuf's Ping and Pong, encoded by protobuf (a codec
+// of a few lines, as remote's Codec documents), so that both remotes
+// encode alike.
+func crispRemotePB(pairs int) ([]caller, func(), error) {
+	srv, err := remote.Start()
+	if err != nil {
+		return nil, nil, err
+	}
+	cli, err := remote.Start(remote.URL(srv.URL()))
+	if err != nil {
+		_ = srv.Close(context.Background())
+		return nil, nil, err
+	}
+	sys := crisp.NewSystem()
+	stop := func() {
+		_ = cli.Close(context.Background())
+		_ = srv.Close(context.Background())
+		_ = sys.Shutdown(context.Background())
+	}
+	var callers []caller
+	for i := range pairs {
+		ep := remote.NewEndpoint[*msg.Ping, *msg.Pong](fmt.Sprintf("bench.plus-one-pb.%d", i), remote.WithCodec(protoCodec{}))
+		if _, err := remote.Serve(srv, ep, crisp.Spawn(sys, &server{}), func(_ *crisp.Proc, _ *server, m *msg.Ping) (*msg.Pong, error) {
+			return &msg.Pong{N: m.N + 1}, nil
+		}); err != nil {
+			stop()
+			return nil, nil, err
+		}
+		callers = append(callers, func(n int64) (int64, error) {
+			p, err := remote.Call(cli, ep, &msg.Ping{N: n}, remote.Within(timeout)).Get()
+			if err != nil {
+				return 0, err
+			}
+			return p.N, nil
+		})
+	}
+	return callers, stop, nil
+}
+
+// protoCodec is a remote.Codec for protobuf messages: the endpoint's
+// types are pointers to generated messages, so Marshal and Unmarshal get
+// a pointer to such a pointer.
+type protoCodec struct{}
+
+func (protoCodec) Name() string { return "protobuf" }
+
+func (protoCodec) Marshal(v any) ([]byte, error) {
+	m, ok := reflect.ValueOf(v).Elem().Interface().(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a pointer to a proto.Message", v)
+	}
+	return proto.Marshal(m)
+}
+
+func (protoCodec) Unmarshal(data []byte, v any) error {
+	p := reflect.ValueOf(v).Elem() // the *Message
+	if p.Kind() != reflect.Pointer {
+		return fmt.Errorf("%T is not a pointer to a proto.Message", v)
+	}
+	if p.IsNil() {
+		p.Set(reflect.New(p.Type().Elem()))
+	}
+	m, ok := p.Interface().(proto.Message)
+	if !ok {
+		return fmt.Errorf("%T is not a pointer to a proto.Message", v)
+	}
+	return proto.Unmarshal(data, m)
 }
 
 // plusOneActor answers a Ping(n) with a Pong(n+1).

@@ -22,9 +22,9 @@ func TestMain(m *testing.M) {
 // Every system answers every request correctly (run checks each reply)
 // and the table has a figure in each cell.
 func TestEverySystemRunsBothWorkloads(t *testing.T) {
-	systems, header, cells := "crisp-local,crisp-remote,proto-remote", "| workload | crisp-local | crisp-remote | proto-remote |", 5
+	systems, header, cells := "crisp-local,crisp-remote,crisp-remote-pb,proto-remote", "| workload | crisp-local | crisp-remote | crisp-remote-pb | proto-remote |", 6
 	if raceEnabled {
-		systems, header, cells = "crisp-local,crisp-remote", "| workload | crisp-local | crisp-remote |", 4
+		systems, header, cells = "crisp-local,crisp-remote,crisp-remote-pb", "| workload | crisp-local | crisp-remote | crisp-remote-pb |", 5
 	}
 	var out bytes.Buffer
 	err := run([]string{"-roundtrips", "50", "-pairs", "2", "-inflight", "10", "-per", "40", "-reps", "1", "-system", systems}, &out, io.Discard)
