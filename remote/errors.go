@@ -21,8 +21,9 @@ var (
 	// ErrNoResponders: no node serves the endpoint (NATS had no
 	// subscriber for its subject).
 	ErrNoResponders = errors.New("remote: no responders")
-	// ErrBadRequest: the receiver could not read the request's headers
-	// (another wire version, a malformed or oversized value or payload).
+	// ErrBadRequest: the receiver could not read the request's frame
+	// (another wire version, a malformed or oversized field or payload),
+	// or the call's frame is over the NATS server's maximum payload.
 	ErrBadRequest = errors.New("remote: bad request")
 	// ErrNoAnswer: no answer came by the call's bound (the deadline plus
 	// the node's allowance, or MaxWait for a call without deadline).
