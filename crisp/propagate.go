@@ -112,7 +112,9 @@ func (o *sendOpts) inherit() {
 	if o.ctx == nil {
 		o.ctx = x.ctx
 	}
-	o.finish = x.finish
+	if !x.finish.IsZero() {
+		o.parent = x // its finish stays put while its handler runs, and sends
+	}
 }
 
 // passesOn reports whether a handler of a message with this ext has
@@ -151,8 +153,9 @@ func (m *message) setFinish(t time.Time) {
 //
 //go:noinline
 func (o *sendOpts) narrow(m *message) {
-	o.dl = deadline.Earliest(o.dl, o.finish)
+	finish := o.parent.finish
+	o.dl = deadline.Earliest(o.dl, finish)
 	if o.cost == 0 {
-		m.setFinish(o.finish)
+		m.setFinish(finish)
 	}
 }

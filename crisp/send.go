@@ -215,12 +215,16 @@ type sendOpts struct {
 	within    time.Duration // the least Within, if hasWithin
 	hasWithin bool
 	haveNow   bool
+	detached  bool      // Detached: inherit nothing
 	now       time.Time // the clock's reading, if haveNow
 	dl        time.Time // the start deadline, set by admit; zero if none
 	ctx       context.Context
 	cost      time.Duration
-	detached  bool      // Detached: inherit nothing
-	finish    time.Time // the sending handler's finishing deadline, inherited; zero if none
+	// parent is the extension of the sending handler's message when it
+	// has a finishing deadline to pass on (propagate.go); nil if none. A
+	// pointer, not the time itself: sendOpts is on every send's stack,
+	// often a runner's small one.
+	parent *msgExt
 }
 
 // read applies opts to m's item and gathers the rest in o.
@@ -270,7 +274,7 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 		a.report(j, o.ctx.Err()) // j.fail, the observer; a Tell's is a dead letter
 		return false
 	}
-	if !o.finish.IsZero() {
+	if o.parent != nil {
 		o.narrow(m)
 	}
 	if o.cost > 0 && !o.dl.IsZero() {
