@@ -115,7 +115,7 @@ func TestAdmissionLearnsHandlerRunTimes(t *testing.T) {
 		a := crisp.Spawn(sys, &state{}, crisp.WithAdmission())
 		work := func(d time.Duration) func(*crisp.Proc, *state) (string, error) {
 			return func(*crisp.Proc, *state) (string, error) {
-				time.Sleep(d) // the bubble's virtual time: a handler that runs for d
+				virtualSleep(d) // a handler that runs for d
 				return "", nil
 			}
 		}

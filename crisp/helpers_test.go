@@ -106,3 +106,10 @@ func ranOn(t *testing.T, a *crisp.Actor[*state]) []string {
 	require.NoError(t, err)
 	return out
 }
+
+// virtualSleep lets d pass on the calling goroutine inside a
+// testing/synctest bubble, whose clock is virtual: the bubble's time
+// jumps when every goroutine in it is blocked, so this is a step of the
+// test's script, exact and instant, not a wait on real time. Only for
+// bubbles: outside one it would wait for real.
+func virtualSleep(d time.Duration) { <-time.After(d) }

@@ -184,7 +184,7 @@ func TestWaitWhenFullEndsAtTheStartDeadlineOrWithTheContext(t *testing.T) {
 
 		ctx2, cancel2 := context.WithCancel(context.Background())
 		go func() {
-			time.Sleep(time.Millisecond) // virtual time: the bubble's clock
+			virtualSleep(time.Millisecond)
 			cancel2()
 		}()
 		crisp.Tell(a, func(*crisp.Proc, *state) {}, crisp.Context(ctx2), crisp.MessageName("told"))
@@ -296,11 +296,11 @@ func TestAdmissionAfterAWaitForRoomEstimatesFromThen(t *testing.T) {
 		hold(t, a, g)
 		start := time.Now()
 		first := crisp.Call(a, func(*crisp.Proc, *state) (string, error) {
-			time.Sleep(10 * time.Millisecond)
+			virtualSleep(10 * time.Millisecond)
 			return "first", nil
 		}, crisp.Within(time.Hour), crisp.Cost(10*time.Millisecond))
 		go func() {
-			time.Sleep(20 * time.Millisecond)
+			virtualSleep(20 * time.Millisecond)
 			g.open()
 		}()
 		// Waits for room until first starts, 20ms on; then first's 10ms

@@ -189,7 +189,7 @@ func TestInABubbleTimersAndBackoffsAreExact(t *testing.T) {
 				panic("second tick")
 			}
 		})
-		time.Sleep(75 * time.Millisecond)
+		virtualSleep(75 * time.Millisecond)
 		synctest.Wait()
 		tm.Stop()
 		ms := time.Millisecond
