@@ -65,13 +65,6 @@ func TestRunWithHogs(t *testing.T) {
 	goleak.VerifyNone(t)
 }
 
-func TestHogsStop(t *testing.T) {
-	h := startHogs(3)
-	h.stop()
-	goleak.VerifyNone(t)
-	assert.NotZero(t, h.sink.Load(), "every hog adds its last value on the way out")
-}
-
 func TestListWorkloads(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"-suite", "short", "-list"}, &out, io.Discard))

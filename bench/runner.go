@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crisprt/crisp/bench/internal/hogs"
 	rpt "github.com/crisprt/crisp/bench/internal/report"
 
 	"github.com/crisprt/crisp/bench/internal/suite"
@@ -68,8 +69,8 @@ func runSuite(ctx context.Context, cfg *config, progress io.Writer) (*report, er
 	}
 	// The hogs run through every run and the gaps between them (collections
 	// included), as a busy neighbour would; they end before the report.
-	h := startHogs(cfg.hogs)
-	defer h.stop()
+	h := hogs.Start(cfg.hogs)
+	defer h.Stop()
 	for _, r := range rep.Rows {
 		w := suite.Lookup(r.Workload)
 		size := w.Size(cfg.suite)

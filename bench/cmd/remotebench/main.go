@@ -46,6 +46,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crisprt/crisp/bench/internal/hogs"
 	"github.com/crisprt/crisp/bench/internal/ongoakt/msg"
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/remote"
@@ -109,8 +110,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	if c.hogs > 0 {
-		h := startHogs(c.hogs)
-		defer h.stop()
+		h := hogs.Start(c.hogs)
+		defer h.Stop()
 	}
 	rt := map[string][]time.Duration{}
 	tp := map[string][]time.Duration{}
