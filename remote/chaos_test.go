@@ -202,7 +202,7 @@ func TestChaosRemote(t *testing.T) {
 	runs.mu.Lock()
 	defer runs.mu.Unlock()
 	for _, c := range calls {
-		k := chaosKind(c.err)
+		k := outcomeKind(c.err)
 		counts[k]++
 		if l := c.resolved.Sub(c.bound); l > worst {
 			worst, worstKind = l, k
@@ -226,7 +226,9 @@ func TestChaosRemote(t *testing.T) {
 	assert.NotZero(t, counts["missed"])
 }
 
-func chaosKind(err error) string {
+// outcomeKind names the kind of a remote call's outcome, for the
+// chaos and multi-process tests' counts.
+func outcomeKind(err error) string {
 	var pe *crisp.PanicError
 	switch {
 	case err == nil:

@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/crisprt/crisp/crisp"
-	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/remote"
 )
@@ -157,7 +156,7 @@ func TestNodesKilledAndPausedMidRun(t *testing.T) {
 	counts := map[string]int{}
 	var late []time.Duration
 	for _, o := range outcomes {
-		counts[kind(o.err)]++
+		counts[outcomeKind(o.err)]++
 		late = append(late, o.resolved.Sub(o.bound))
 	}
 	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
@@ -185,20 +184,4 @@ func awaitFuture[T any](f *future.Future[T]) (T, error) {
 		var zero T
 		return zero, errors.New("hang: the future did not resolve in 30s")
 	}
-}
-
-func kind(err error) string {
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.Is(err, deadline.ErrMissed):
-		return "missed"
-	case errors.Is(err, remote.ErrNoAnswer):
-		return "no answer"
-	case errors.Is(err, remote.ErrNoResponders):
-		return "no responders"
-	case errors.Is(err, crisp.ErrStopped):
-		return "stopped"
-	}
-	return "other"
 }
