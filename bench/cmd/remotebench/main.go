@@ -288,21 +288,33 @@ func crispLocal(pairs int) ([]caller, func(), error) {
 	return callers, func() { _ = sys.Shutdown(context.Background()) }, nil
 }
 
-func crispRemote(pairs int) ([]caller, func(), error) {
-	srv, err := remote.Start() // the NATS server runs in the serving node's process
+// remoteNodes starts the two nodes of a remote system: the serving node,
+// whose process runs the NATS server, and the calling node, connected to
+// it over loopback TCP; and the crisp system of the serving actors. stop
+// ends all three.
+func remoteNodes() (srv, cli *remote.Node, sys *crisp.System, stop func(), err error) {
+	srv, err = remote.Start()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	cli, err := remote.Start(remote.URL(srv.URL()))
+	cli, err = remote.Start(remote.URL(srv.URL()))
 	if err != nil {
 		_ = srv.Close(context.Background())
-		return nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	sys := crisp.NewSystem()
-	stop := func() {
+	sys = crisp.NewSystem()
+	stop = func() {
 		_ = cli.Close(context.Background())
 		_ = srv.Close(context.Background())
 		_ = sys.Shutdown(context.Background())
+	}
+	return srv, cli, sys, stop, nil
+}
+
+func crispRemote(pairs int) ([]caller, func(), error) {
+	srv, cli, sys, stop, err := remoteNodes()
+	if err != nil {
+		return nil, nil, err
 	}
 	var callers []caller
 	for i := range pairs {
@@ -323,20 +335,9 @@ func crispRemote(pairs int) ([]caller, func(), error) {
 // of a few lines, as remote's Codec documents), so that both remotes
 // encode alike.
 func crispRemotePB(pairs int) ([]caller, func(), error) {
-	srv, err := remote.Start()
+	srv, cli, sys, stop, err := remoteNodes()
 	if err != nil {
 		return nil, nil, err
-	}
-	cli, err := remote.Start(remote.URL(srv.URL()))
-	if err != nil {
-		_ = srv.Close(context.Background())
-		return nil, nil, err
-	}
-	sys := crisp.NewSystem()
-	stop := func() {
-		_ = cli.Close(context.Background())
-		_ = srv.Close(context.Background())
-		_ = sys.Shutdown(context.Background())
 	}
 	var callers []caller
 	for i := range pairs {
