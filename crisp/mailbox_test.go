@@ -13,6 +13,7 @@ import (
 
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/deadline"
+	"github.com/crisprt/crisp/future"
 )
 
 // deadLetters collects what a system's dead-letter hook hears.
@@ -312,5 +313,36 @@ func TestAdmissionAfterAWaitForRoomEstimatesFromThen(t *testing.T) {
 		assert.Equal(t, 10*time.Millisecond, inf.Wait)
 		_, err = first.Get()
 		require.NoError(t, err)
+	})
+}
+
+// TestDrainingWithSendersWaitingForRoom: a sender waiting for room in a
+// full mailbox (WaitWhenFull) when its actor starts draining is refused
+// with ErrStopped once room comes, never queued and never stuck; the
+// queued work still runs, and the actor ends.
+func TestDrainingWithSendersWaitingForRoom(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := crisp.NewSystem(crisp.WithLogger(quiet))
+		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+		a := crisp.Spawn(sys, &state{}, crisp.WithCapacity(1, crisp.WaitWhenFull))
+		g := newGate()
+		hold(t, a, g)
+		queued := crisp.Call(a, record("queued"))
+		var waiting *future.Future[string]
+		sent := make(chan struct{})
+		go func() {
+			waiting = crisp.Call(a, record("waiting"))
+			close(sent)
+		}()
+		synctest.Wait() // the sender is blocked on the full mailbox
+		a.Drain()
+		g.open()
+		<-sent
+		_, err := queued.Get()
+		require.NoError(t, err, "queued before the drain: it runs")
+		_, err = waiting.Get()
+		require.ErrorIs(t, err, crisp.ErrStopped, "sent during the drain: refused")
+		<-a.Done()
+		assert.NoError(t, a.Err(), "a drain is a clean end")
 	})
 }
