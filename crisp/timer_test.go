@@ -217,3 +217,28 @@ func TestShutdownDuringABackoffResolvesEverything(t *testing.T) {
 	<-done
 	assert.NoError(t, a.Err())
 }
+
+// TestTimersTickOnThroughARestart: a periodic timer's tick that panics
+// restarts its supervised actor (with a backoff), and the ticks go on at
+// their instants on the fresh state; one due during the backoff waits in
+// the queue and runs when the backoff ends. Issues 16's timers and
+// supervision, together.
+func TestTimersTickOnThroughARestart(t *testing.T) {
+	sys, mock := newSystem(t)
+	a := crisp.Spawn(sys, &ticks{}, crisp.Restart(func() *ticks { return &ticks{} }),
+		crisp.Backoff(15*time.Millisecond, 15*time.Millisecond))
+	n := 0
+	crisp.Every(a, 10*time.Millisecond, crisp.SkipMissed, func(p *crisp.Proc, s *ticks) {
+		n++
+		s.note(p)
+		if n == 2 {
+			panic("second tick")
+		}
+	})
+	advance(t, sys, mock, time.Millisecond, 55)
+	// Ticks at 10 and 20 ms on the first state (the second panics; the
+	// backoff runs to 35 ms); the tick due at 30 ms runs at 35 ms on the
+	// fresh state, then 40 and 50 ms.
+	assert.Equal(t, []time.Duration{35 * time.Millisecond, 40 * time.Millisecond, 50 * time.Millisecond}, ticksOf(t, a))
+	assert.Equal(t, 5, n)
+}
