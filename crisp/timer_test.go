@@ -221,7 +221,7 @@ func TestShutdownDuringABackoffResolvesEverything(t *testing.T) {
 // TestTimersTickOnThroughARestart: a periodic timer's tick that panics
 // restarts its supervised actor (with a backoff), and the ticks go on at
 // their instants on the fresh state; one due during the backoff waits in
-// the queue and runs when the backoff ends. Issues 16's timers and
+// the queue and runs when the backoff ends: issue 16's timers and
 // supervision, together.
 func TestTimersTickOnThroughARestart(t *testing.T) {
 	sys, mock := newSystem(t)
