@@ -261,15 +261,29 @@ func (t *tell[S]) fail(error)     {}
 // context or keys, or whose process suspended, had other holders (a
 // context's callback, key lines, a parked goroutine) and is left to the
 // collector, as is every message of an actor whose policy queue has
-// misbehaved (it may still hold stale items).
+// misbehaved (it may still hold stale items). An extension that holds
+// only an observer's figures (observe.go) had no other holder: it is
+// cleared and kept with the message.
 func (t *tell[S]) recycle() {
 	a := t.a
-	if t.ext != nil || a.flags.Load()&fNoReuse != 0 {
+	x := t.ext
+	if x != nil && !x.observedOnly() || a.flags.Load()&fNoReuse != 0 {
 		return
 	}
 	t.message = message{}
+	if x != nil {
+		*x = msgExt{}
+		t.ext = x
+	}
 	t.fn = nil
 	a.reuse.Store(t)
+}
+
+// observedOnly reports whether x holds nothing but an observed message's
+// figures: no context, keys, process, admission record or finishing
+// deadline, which other goroutines or structures may still refer to.
+func (x *msgExt) observedOnly() bool {
+	return x.ctx == nil && x.stop == nil && x.proc == nil && x.keys == nil && x.adm == nil && x.finish.IsZero()
 }
 
 func (t *tell[S]) run(p *Proc) {

@@ -506,3 +506,32 @@ func TestObserverSeesRefusalsAndRestarts(t *testing.T) {
 	}
 	assert.Less(t, restartAt, panickedAt, "the restart is told before the panic's terminal event")
 }
+
+// TestObservedTellsReusedKeepTheirOwnLives: a Tell's message is reused
+// by the next Tell once it has run, and with an observer its figures
+// are reused with it; every Tell still has its own ID and one whole
+// life: Sent, Started, Finished.
+func TestObservedTellsReusedKeepTheirOwnLives(t *testing.T) {
+	rec := newEventLog()
+	sys, _ := newSystem(t, crisp.WithObserver(rec))
+	a := crisp.Spawn(sys, &state{})
+	const n = 50
+	for i := range n {
+		crisp.Tell(a, func(*crisp.Proc, *state) {}, crisp.MessageName(fmt.Sprint("t", i)))
+		waitIdle(t, sys) // it has run: the next Tell may reuse its message
+	}
+	rec.waitTerminals(t, n)
+	lives := rec.byMessage()
+	ids := map[uint64]bool{}
+	for i := range n {
+		evs := lives[fmt.Sprint("t", i)]
+		require.Len(t, evs, 3, "t%d", i)
+		assert.Equal(t, []crisp.EventKind{crisp.EventSent, crisp.EventStarted, crisp.EventFinished},
+			[]crisp.EventKind{evs[0].Kind, evs[1].Kind, evs[2].Kind}, "t%d", i)
+		for _, e := range evs {
+			assert.Equal(t, evs[0].ID, e.ID, "t%d: one ID", i)
+		}
+		assert.False(t, ids[evs[0].ID], "t%d: an ID of its own", i)
+		ids[evs[0].ID] = true
+	}
+}
