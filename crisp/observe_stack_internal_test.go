@@ -1,7 +1,6 @@
 package crisp
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,25 +23,7 @@ func TestAnObservedRunnerGrowsItsStackOnceAtMost(t *testing.T) {
 	if !inChild(t) {
 		return
 	}
-	const n = 4000
-	plain := stackPerGoroutine(n, func(park func()) { go park() })
-	grown := stackPerGoroutine(n, func(park func()) {
-		go func() {
-			growStack(8)
-			park()
-		}()
-	})
-	sys := NewSystem(WithObserver(ObserverFunc(func(Event) {})))
-	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	actors := make([]*Actor[int], n)
-	for i := range actors {
-		actors[i] = Spawn(sys, i)
-	}
-	next := 0
-	runners := stackPerGoroutine(n, func(park func()) {
-		Tell(actors[next], func(*Proc, int) { park() })
-		next++
-	})
+	runners, plain, grown := runnerStacks(t, WithObserver(ObserverFunc(func(Event) {})))
 	t.Logf("stack in use per goroutine: %.0f bytes for observed runners, %.0f for goroutines that only block, %.0f for ones that grew", runners, plain, grown)
 	require.Greater(t, grown-plain, float64(tunedStack)/2, "the measure no longer sees a stack grow")
 	assert.Less(t, runners, grown*1.5, "a new observed runner grew its stack more than once: keep the observer hooks' frames small (observe.go)")

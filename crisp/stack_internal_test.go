@@ -98,31 +98,38 @@ func TestAFreshRunnerKeepsItsStartingStack(t *testing.T) {
 	if !inChild(t) {
 		return
 	}
+	runners, plain, grown := runnerStacks(t)
+	t.Logf("stack in use per goroutine: %.0f bytes for runners, %.0f for goroutines that only block, %.0f for ones that grew", runners, plain, grown)
+	require.Greater(t, grown-plain, float64(tunedStack)/2, "the measure no longer sees a stack grow")
+	assert.Less(t, runners, (plain+grown)/2,
+		"a new runner outgrew its %d-byte starting stack handling one Tell: review the //go:noinline tuning in crisp (see the comment at the top of stack_internal_test.go)", tunedStack)
+}
+
+// runnerStacks measures the stack in use per goroutine of 4,000 new
+// runners, each of a new actor of a system made with opts, handling one
+// Tell whose handler blocks; and of two controls: goroutines that only
+// block (the starting stack) and goroutines that first grew theirs once.
+func runnerStacks(t *testing.T, opts ...Option) (runners, plain, grown float64) {
 	const n = 4000
-	plain := stackPerGoroutine(n, func(park func()) { go park() })
-	grown := stackPerGoroutine(n, func(park func()) {
+	plain = stackPerGoroutine(n, func(park func()) { go park() })
+	grown = stackPerGoroutine(n, func(park func()) {
 		go func() {
 			growStack(8)
 			park()
 		}()
 	})
-
-	sys := NewSystem()
+	sys := NewSystem(opts...)
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 	actors := make([]*Actor[int], n)
 	for i := range actors {
 		actors[i] = Spawn(sys, i)
 	}
 	next := 0
-	runners := stackPerGoroutine(n, func(park func()) {
+	runners = stackPerGoroutine(n, func(park func()) {
 		Tell(actors[next], func(*Proc, int) { park() })
 		next++
 	})
-
-	t.Logf("stack in use per goroutine: %.0f bytes for runners, %.0f for goroutines that only block, %.0f for ones that grew", runners, plain, grown)
-	require.Greater(t, grown-plain, float64(tunedStack)/2, "the measure no longer sees a stack grow")
-	assert.Less(t, runners, (plain+grown)/2,
-		"a new runner outgrew its %d-byte starting stack handling one Tell: review the //go:noinline tuning in crisp (see the comment at the top of stack_internal_test.go)", tunedStack)
+	return runners, plain, grown
 }
 
 // stackPerGoroutine has start start n goroutines, each of which calls
