@@ -120,13 +120,22 @@ func TestAMessageLeavingWithoutStartingFreesItsPlace(t *testing.T) {
 	}
 }
 
+// fullMailbox spawns, in the calling synctest bubble, an actor of a new
+// system made with opts, with room for one queued message
+// (WaitWhenFull), and holds it busy with g; the system is shut down when
+// the test ends.
+func fullMailbox(t *testing.T, opts ...crisp.Option) (*crisp.Actor[*state], *gate) {
+	sys := crisp.NewSystem(append([]crisp.Option{crisp.WithLogger(quiet)}, opts...)...)
+	t.Cleanup(func() { require.NoError(t, sys.Shutdown(context.Background())) })
+	a := crisp.Spawn(sys, &state{}, crisp.WithCapacity(1, crisp.WaitWhenFull))
+	g := newGate()
+	hold(t, a, g)
+	return a, g
+}
+
 func TestWaitWhenFullWaitsForRoom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := crisp.NewSystem(crisp.WithLogger(quiet))
-		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-		a := crisp.Spawn(sys, &state{}, crisp.WithCapacity(1, crisp.WaitWhenFull))
-		g := newGate()
-		hold(t, a, g)
+		a, g := fullMailbox(t)
 		f1 := crisp.Call(a, record("one"))
 
 		sent := make(chan struct{})
@@ -154,11 +163,7 @@ func TestWaitWhenFullWaitsForRoom(t *testing.T) {
 func TestWaitWhenFullEndsAtTheStartDeadlineOrWithTheContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var dead deadLetters
-		sys := crisp.NewSystem(crisp.WithLogger(quiet), crisp.WithDeadLetters(dead.hook))
-		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-		a := crisp.Spawn(sys, &state{}, crisp.WithCapacity(1, crisp.WaitWhenFull))
-		g := newGate()
-		hold(t, a, g)
+		a, g := fullMailbox(t, crisp.WithDeadLetters(dead.hook))
 		defer func() { g.open() }()
 		f1 := crisp.Call(a, record("one"))
 
@@ -215,11 +220,7 @@ func TestAHandlerSendingToItsOwnFullMailboxIsRefusedNotStuck(t *testing.T) {
 
 func TestStoppingAnActorEndsTheWaitsForRoom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := crisp.NewSystem(crisp.WithLogger(quiet))
-		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-		a := crisp.Spawn(sys, &state{}, crisp.WithCapacity(1, crisp.WaitWhenFull))
-		g := newGate()
-		hold(t, a, g)
+		a, g := fullMailbox(t)
 		f1 := crisp.Call(a, record("one"))
 		errs := make(chan error, 3)
 		for range 3 {
@@ -322,11 +323,7 @@ func TestAdmissionAfterAWaitForRoomEstimatesFromThen(t *testing.T) {
 // queued work still runs, and the actor ends.
 func TestDrainingWithSendersWaitingForRoom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sys := crisp.NewSystem(crisp.WithLogger(quiet))
-		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-		a := crisp.Spawn(sys, &state{}, crisp.WithCapacity(1, crisp.WaitWhenFull))
-		g := newGate()
-		hold(t, a, g)
+		a, g := fullMailbox(t)
 		queued := crisp.Call(a, record("queued"))
 		var waiting *future.Future[string]
 		sent := make(chan struct{})
