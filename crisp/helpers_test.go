@@ -1,9 +1,6 @@
 package crisp_test
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -12,42 +9,31 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/crisprt/crisp/crisp"
+	"github.com/crisprt/crisp/internal/crisptest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// t0 is where every mock clock in these tests starts.
-var t0 = time.Date(2013, 2, 1, 9, 0, 0, 0, time.UTC)
+// The shared helpers (internal/crisptest), under the names these tests use.
+var (
+	t0    = crisptest.T0
+	quiet = crisptest.Quiet
+)
 
-func newMock() *clock.Mock {
-	m := clock.NewMock()
-	m.Set(t0)
-	return m
-}
-
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+func newMock() *clock.Mock { return crisptest.NewMock() }
 
 // newSystem starts a system on a mock clock and shuts it down when the
 // test ends, checking that shutdown completes.
 func newSystem(t *testing.T, opts ...crisp.Option) (*crisp.System, *clock.Mock) {
 	t.Helper()
-	mock := newMock()
-	sys := crisp.NewSystem(append([]crisp.Option{crisp.WithClock(mock), crisp.WithLogger(quiet)}, opts...)...)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, sys.Shutdown(ctx))
-	})
-	return sys, mock
+	return crisptest.NewSystem(t, opts...)
 }
 
 // waitIdle waits for the system to go idle, failing the test after a
-// generous real-time bound (a hang is a bug, not slowness).
+// generous real-time bound.
 func waitIdle(t *testing.T, sys *crisp.System) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, sys.WaitIdle(ctx), "system did not go idle")
+	crisptest.WaitIdle(t, sys)
 }
 
 // gate holds an actor busy: hold sends a handler that signals it started

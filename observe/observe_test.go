@@ -23,35 +23,26 @@ import (
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/crisptest"
 	"github.com/crisprt/crisp/observe"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var t0 = time.Date(2013, 2, 1, 9, 0, 0, 0, time.UTC)
+var t0 = crisptest.T0
 
 func newSystem(t *testing.T, obs ...crisp.Observer) (*crisp.System, *clock.Mock) {
 	t.Helper()
-	mock := clock.NewMock()
-	mock.Set(t0)
-	opts := []crisp.Option{crisp.WithClock(mock), crisp.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	var opts []crisp.Option
 	for _, o := range obs {
 		opts = append(opts, crisp.WithObserver(o))
 	}
-	sys := crisp.NewSystem(opts...)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, sys.Shutdown(ctx))
-	})
-	return sys, mock
+	return crisptest.NewSystem(t, opts...)
 }
 
 func waitIdle(t *testing.T, sys *crisp.System) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, sys.WaitIdle(ctx))
+	crisptest.WaitIdle(t, sys)
 }
 
 type plant struct{ n int }
