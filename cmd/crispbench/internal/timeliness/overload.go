@@ -194,75 +194,18 @@ func simulateOverload(ctx context.Context, jobs []Job, m Mode, workers int) ([]o
 // Overload runs c's random traces in every mode and reports useful work,
 // refusals, misses and how soon senders learn of work not done.
 func Overload(ctx context.Context, c OverloadConfig) (*OverloadResult, error) {
-	type task struct {
-		w     Workload
-		m     Mode
-		point int
-		seed  int
-	}
-	var tasks []task
 	res := &OverloadResult{Config: c}
-	for _, workers := range c.Workers {
-		for _, d := range c.Dists {
-			for _, u := range c.Utilisations {
-				w := Workload{Dist: d, Utilisation: u, Workers: workers, Jobs: c.Jobs}
-				for _, m := range c.Modes {
-					res.Points = append(res.Points, OverloadPoint{Workers: workers, Dist: d.String(), Utilisation: u, Mode: m.String()})
-					for k := range c.Seeds {
-						tasks = append(tasks, task{w: w, m: m, point: len(res.Points) - 1, seed: k})
-					}
-				}
+	scores, err := sweep(ctx, c.Workers, c.Dists, c.Utilisations, c.Modes, c.Seeds, c.Jobs, c.Seed,
+		func(w Workload, m Mode) {
+			res.Points = append(res.Points, OverloadPoint{Workers: w.Workers, Dist: w.Dist.String(), Utilisation: w.Utilisation, Mode: m.String()})
+		},
+		func(jobs []Job, w Workload, m Mode) (overloadScore, error) {
+			out, err := simulateOverload(ctx, jobs, m, w.Workers)
+			if err != nil {
+				return overloadScore{}, err
 			}
-		}
-	}
-	type score struct {
-		useful, refused, missed, late float64
-		answers, refusedAns, laterAns []time.Duration
-		lost                          int
-	}
-	scores := make([][]score, len(res.Points))
-	for i := range scores {
-		scores[i] = make([]score, c.Seeds)
-	}
-	err := parallel(ctx, len(tasks), func(i int) error {
-		t := tasks[i]
-		jobs := t.w.Trace(c.Seed + uint64(t.seed))
-		out, err := simulateOverload(ctx, jobs, t.m, t.w.Workers)
-		if err != nil {
-			return err
-		}
-		var s score
-		var offered, useful float64
-		for k, j := range jobs {
-			o := out[k]
-			offered += float64(j.Cost)
-			switch {
-			case o.refused:
-				s.refused++
-				s.answers = append(s.answers, o.answer-j.Arrival)
-				s.refusedAns = append(s.refusedAns, o.answer-j.Arrival)
-			case o.missed:
-				s.missed++
-				s.answers = append(s.answers, o.answer-j.Arrival)
-				s.laterAns = append(s.laterAns, o.answer-j.Arrival)
-			case !o.started:
-				s.lost++
-			case o.end <= j.Arrival+j.Deadline:
-				useful += float64(j.Cost)
-			default:
-				s.late++
-				s.answers = append(s.answers, o.end-j.Arrival)
-				s.laterAns = append(s.laterAns, o.end-j.Arrival)
-			}
-		}
-		n := float64(len(jobs))
-		s.refused, s.missed, s.late = s.refused/n, s.missed/n, s.late/n
-		if offered > 0 {
-			s.useful = useful / offered
-		}
-		scores[t.point][t.seed] = s
-		return nil
-	})
+			return scoreOverload(jobs, out), nil
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +232,49 @@ func medianDur(ds []time.Duration) time.Duration {
 	}
 	slices.Sort(ds)
 	return ds[len(ds)/2]
+}
+
+// overloadScore is what one trace did under one mode: shares of the
+// messages, the answers of those that failed, and the lost.
+type overloadScore struct {
+	useful, refused, missed, late float64
+	answers, refusedAns, laterAns []time.Duration
+	lost                          int
+}
+
+// scoreOverload scores one trace's outcomes.
+func scoreOverload(jobs []Job, out []overloadOutcome) overloadScore {
+	var s overloadScore
+	var offered, useful float64
+	for k, j := range jobs {
+		o := out[k]
+		offered += float64(j.Cost)
+		switch {
+		case o.refused:
+			s.refused++
+			s.answers = append(s.answers, o.answer-j.Arrival)
+			s.refusedAns = append(s.refusedAns, o.answer-j.Arrival)
+		case o.missed:
+			s.missed++
+			s.answers = append(s.answers, o.answer-j.Arrival)
+			s.laterAns = append(s.laterAns, o.answer-j.Arrival)
+		case !o.started:
+			s.lost++
+		case o.end <= j.Arrival+j.Deadline:
+			useful += float64(j.Cost)
+		default:
+			s.late++
+			s.answers = append(s.answers, o.end-j.Arrival)
+			s.laterAns = append(s.laterAns, o.end-j.Arrival)
+		}
+	}
+	n := float64(len(jobs))
+	s.refused, s.missed, s.late = s.refused/n, s.missed/n, s.late/n
+	if offered > 0 {
+		s.useful = useful / offered
+	}
+
+	return s
 }
 
 // Tables renders the result: a table per workload shape and cost

@@ -114,41 +114,18 @@ func Score(jobs []Job, out []Outcome) TraceScore {
 // ratios and useful work. Traces run in parallel, one crisp system on a
 // virtual clock each; the result depends only on c.
 func Quality(ctx context.Context, c QualityConfig) (*QualityResult, error) {
-	type task struct {
-		w     Workload
-		v     Variant
-		point int
-		seed  int
-	}
-	var tasks []task
 	res := &QualityResult{Config: c}
-	for _, workers := range c.Workers {
-		for _, d := range c.Dists {
-			for _, u := range c.Utilisations {
-				w := Workload{Dist: d, Utilisation: u, Workers: workers, Jobs: c.Jobs}
-				for _, v := range c.Variants {
-					res.Points = append(res.Points, QualityPoint{Workers: workers, Dist: d.String(), Utilisation: u, Variant: v.String()})
-					for k := range c.Seeds {
-						tasks = append(tasks, task{w: w, v: v, point: len(res.Points) - 1, seed: k})
-					}
-				}
+	scores, err := sweep(ctx, c.Workers, c.Dists, c.Utilisations, c.Variants, c.Seeds, c.Jobs, c.Seed,
+		func(w Workload, v Variant) {
+			res.Points = append(res.Points, QualityPoint{Workers: w.Workers, Dist: w.Dist.String(), Utilisation: w.Utilisation, Variant: v.String()})
+		},
+		func(jobs []Job, w Workload, v Variant) (TraceScore, error) {
+			out, err := Simulate(ctx, jobs, v, w.Workers)
+			if err != nil {
+				return TraceScore{}, err
 			}
-		}
-	}
-	scores := make([][]TraceScore, len(res.Points))
-	for i := range scores {
-		scores[i] = make([]TraceScore, c.Seeds)
-	}
-	err := parallel(ctx, len(tasks), func(i int) error {
-		t := tasks[i]
-		jobs := t.w.Trace(c.Seed + uint64(t.seed))
-		out, err := Simulate(ctx, jobs, t.v, t.w.Workers)
-		if err != nil {
-			return err
-		}
-		scores[t.point][t.seed] = Score(jobs, out)
-		return nil
-	})
+			return Score(jobs, out), nil
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +137,52 @@ func Quality(ctx context.Context, c QualityConfig) (*QualityResult, error) {
 		res.Points[i].MissRatio, res.Points[i].UsefulWork = statOf(miss), statOf(useful)
 	}
 	return res, nil
+}
+
+// sweep runs every seed's trace of every workload (workers x dists x
+// utilisations) under every one of cells, in parallel, and returns the
+// scores by point and seed. Points are numbered in that order, workload
+// then cell, and point is called for each as it is numbered.
+func sweep[C, S any](ctx context.Context, workers []int, dists []Dist, utils []float64, cells []C, seeds, jobs int, seed uint64,
+	point func(w Workload, c C), run func(jobs []Job, w Workload, c C) (S, error)) ([][]S, error) {
+	type task struct {
+		w           Workload
+		c           C
+		point, seed int
+	}
+	var tasks []task
+	points := 0
+	for _, nw := range workers {
+		for _, d := range dists {
+			for _, u := range utils {
+				w := Workload{Dist: d, Utilisation: u, Workers: nw, Jobs: jobs}
+				for _, c := range cells {
+					point(w, c)
+					for k := range seeds {
+						tasks = append(tasks, task{w: w, c: c, point: points, seed: k})
+					}
+					points++
+				}
+			}
+		}
+	}
+	scores := make([][]S, points)
+	for i := range scores {
+		scores[i] = make([]S, seeds)
+	}
+	err := parallel(ctx, len(tasks), func(i int) error {
+		t := tasks[i]
+		s, err := run(t.w.Trace(seed+uint64(t.seed)), t.w, t.c)
+		if err != nil {
+			return err
+		}
+		scores[t.point][t.seed] = s
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return scores, nil
 }
 
 // parallel calls f(0) ... f(n-1) on GOMAXPROCS goroutines and returns
