@@ -159,7 +159,14 @@ func (c *call[S, T]) actorAny() any  { return c.a }
 func (c *call[S, T]) handler() any   { return c.fn }
 func (c *call[S, T]) answered() bool { return true }
 func (c *call[S, T]) fail(err error) { c.pr.Fail(err) }
-func (c *call[S, T]) recycle()       {}
+
+// recycle gives an observed call's extension back (see freeExt): the
+// future keeps the message, but only the runtime reads its extension.
+func (c *call[S, T]) recycle() {
+	if c.obs != 0 {
+		freeExt(&c.message)
+	}
+}
 
 func (c *call[S, T]) run(p *Proc) {
 	v, err := c.fn(p, c.a.stateOf(p))
@@ -263,7 +270,9 @@ func (t *tell[S]) fail(error)     {}
 // collector, as is every message of an actor whose policy queue has
 // misbehaved (it may still hold stale items). An extension that holds
 // only an observer's figures (observe.go) had no other holder: it is
-// cleared and kept with the message.
+// cleared and kept with the message, and the extension of a message the
+// slot held before goes back to the system (freeExt), for a Call or a
+// Tell that finds no message to reuse.
 func (t *tell[S]) recycle() {
 	a := t.a
 	x := t.ext
@@ -271,11 +280,16 @@ func (t *tell[S]) recycle() {
 		return
 	}
 	t.message = message{}
-	if x != nil {
+	t.fn = nil
+	if x != nil { // observed: see observe.go
 		*x = msgExt{}
 		t.ext = x
+		if old := a.reuse.Swap(t); old != nil && old.ext != nil {
+			exts.Put(old.ext)
+			old.ext = nil
+		}
+		return
 	}
-	t.fn = nil
 	a.reuse.Store(t)
 }
 
@@ -316,17 +330,36 @@ func funcName(fn any) string {
 		return ""
 	}
 	pc := v.Pointer()
-	if name, ok := funcNames.Load(pc); ok {
-		return name.(string)
+	slot := &recentNames[uint64(pc)*0x9e3779b97f4a7c15>>(64-8)]
+	if e := slot.Load(); e != nil && e.pc == pc {
+		return e.name
 	}
-	f := runtime.FuncForPC(pc)
-	if f == nil {
-		return ""
+	var name string
+	if n, ok := funcNames.Load(pc); ok {
+		name = n.(string)
+	} else {
+		f := runtime.FuncForPC(pc)
+		if f == nil {
+			return ""
+		}
+		name = f.Name()
+		if i := strings.LastIndexByte(name, '/'); i >= 0 {
+			name = name[i+1:]
+		}
+		funcNames.Store(pc, name)
 	}
-	name := f.Name()
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		name = name[i+1:]
-	}
-	funcNames.Store(pc, name)
+	slot.Store(&pcName{pc, name})
 	return name
+}
+
+// recentNames is a direct-mapped cache in front of funcNames, indexed by
+// a hash of the code pointer: an observer names every message at send
+// (observe.go), and a load and a compare cost a tenth of the map's
+// lookup. Two handlers that share a slot take turns in it.
+var recentNames [256]atomic.Pointer[pcName]
+
+// pcName is one entry of recentNames.
+type pcName struct {
+	pc   uintptr
+	name string
 }

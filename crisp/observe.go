@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/crisprt/crisp/policy"
@@ -208,25 +209,71 @@ const (
 //go:noinline
 func (a *core) sent(m *message, j job, o *sendOpts) {
 	s := a.sys
-	now := o.now
-	if !o.haveNow {
-		now = s.now()
+	var now time.Time
+	var k int64
+	if o.haveNow {
+		now, k = o.now, s.key(o.now)
+	} else {
+		now, k = s.reading()
 	}
 	ctx := o.ctx
 	m.obs = obsOn
-	if m.ext == nil {
-		m.ext = &msgExt{} // an observed message's figures live there
+	x := m.ext
+	if x == nil {
+		x = newExt() // an observed message's figures live there
+		m.ext = x
 	}
 	// The context here already, not only in watchContext: a message
 	// that fails at send must have it in its terminal event too.
 	if ctx != nil {
-		m.ext.ctx = ctx
+		x.ctx = ctx
 	}
-	m.ext.oid = s.obsSeq.Add(1)
-	m.ext.ostamp = s.key(now)
-	m.ext.oname = m.name(j) // once: each later event reuses it
-	a.emit(&Event{Kind: EventSent, ID: m.ext.oid, Actor: a.displayName(), Message: m.ext.oname,
+	x.oid = s.obsSeq.Add(1)
+	x.ostamp = k
+	x.oname = m.name(j) // once: each later event reuses it
+	a.emit(&Event{Kind: EventSent, ID: x.oid, Actor: a.displayName(), Message: x.oname,
 		Time: now, Deadline: m.item.Deadline, Priority: m.item.Priority, Policy: a.cfg.pol, Context: ctx})
+}
+
+// reading returns the system's clock's reading (see System.now) and its
+// key (System.key), from one read of the clock.
+func (s *System) reading() (time.Time, int64) {
+	if s.realClock {
+		d := time.Since(s.epoch) // clock seam: the real clock, read directly as System.now does, and only its monotonic part
+		return s.epoch.Add(d), int64(d)
+	}
+	now := s.clk.Now()
+	return now, s.key(now)
+}
+
+// exts recycles the extensions of observed messages that held nothing
+// but the observer's figures (see freeExt); unused without an observer.
+// One for all systems: an extension is the same for every system.
+var exts sync.Pool
+
+// newExt returns a cleared extension for an observed message, recycled
+// if one is at hand (see freeExt).
+func newExt() *msgExt {
+	if x, _ := exts.Get().(*msgExt); x != nil {
+		return x
+	}
+	return &msgExt{}
+}
+
+// freeExt takes the extension of m, an observed message whose handler
+// has returned and which nothing will read again, for a later observed
+// message, if it held only the observer's figures: a context, keys or a
+// process have other holders. Called with the actor's mu held, after the
+// message's last use (a Call's future keeps the message, not its
+// extension, which only the runtime reads: see recycle).
+func freeExt(m *message) {
+	x := m.ext
+	if x == nil || !x.observedOnly() {
+		return
+	}
+	m.ext = nil
+	*x = msgExt{}
+	exts.Put(x)
 }
 
 // observeStart emits Started for m, whose handler is about to run on the
@@ -234,16 +281,16 @@ func (a *core) sent(m *message, j job, o *sendOpts) {
 //
 //go:noinline
 func (a *core) observeStart(m *message) {
-	s := a.sys
-	now := s.now()
+	now, k := a.sys.reading()
 	var e Event
 	a.eventOf(&e, EventStarted, m, now)
-	e.Wait = time.Duration(s.key(now) - m.ext.ostamp)
+	x := m.ext
+	e.Wait = time.Duration(k - x.ostamp)
 	if !m.item.Deadline.IsZero() {
 		e.Slack = m.item.Deadline.Sub(now)
 	}
 	m.obs |= obsStarted
-	m.ext.ostamp = s.key(now)
+	x.ostamp = k
 	a.emit(&e)
 }
 
@@ -255,10 +302,10 @@ func (a *core) observeFinish(m *message) {
 	if m.obs&obsEnded != 0 {
 		return
 	}
-	now := a.sys.now()
+	now, k := a.sys.reading()
 	var e Event
 	a.eventOf(&e, EventFinished, m, now)
-	e.Run = time.Duration(a.sys.key(now) - m.ext.ostamp)
+	e.Run = time.Duration(k - m.ext.ostamp)
 	a.emit(&e)
 }
 
@@ -267,8 +314,8 @@ func (a *core) observeFinish(m *message) {
 //
 //go:noinline
 func (a *core) observeSuspend(m *message) {
-	now := a.sys.now()
-	m.ext.suspendedAt = a.sys.key(now)
+	now, k := a.sys.reading()
+	m.ext.suspendedAt = k
 	var e Event
 	a.eventOf(&e, EventSuspended, m, now)
 	a.emit(&e)
@@ -279,10 +326,10 @@ func (a *core) observeSuspend(m *message) {
 //
 //go:noinline
 func (a *core) observeResume(m *message) {
-	now := a.sys.now()
+	now, k := a.sys.reading()
 	var e Event
 	a.eventOf(&e, EventResumed, m, now)
-	e.Wait = time.Duration(a.sys.key(now) - m.ext.suspendedAt)
+	e.Wait = time.Duration(k - m.ext.suspendedAt)
 	a.emit(&e)
 }
 
@@ -339,17 +386,25 @@ func (a *core) eventOf(e *Event, k EventKind, m *message, now time.Time) {
 // emit tells the observer of e; a panic in the observer is logged and
 // goes no further. It takes e by pointer, and the callers keep their
 // event in one local, so that on a runner's small stack the event is
-// copied once, into the observer's frame.
+// copied once, into the observer's frame. The deferred check calls
+// recover only when Observe did not return: a recover on every event
+// costs more than the rest of emit.
 //
 //go:noinline
 func (a *core) emit(e *Event) {
-	defer a.observerPanicked(e)
+	returned := false
+	defer func() {
+		if !returned {
+			a.observerPanicked(e, recover())
+		}
+	}()
 	a.sys.obs.Observe(*e)
+	returned = true
 }
 
-// observerPanicked logs a panic of the observer told of e.
-func (a *core) observerPanicked(e *Event) {
-	r := recover()
+// observerPanicked logs panic r of the observer told of e; r is nil if
+// the observer called runtime.Goexit, which goes on.
+func (a *core) observerPanicked(e *Event, r any) {
 	if r == nil {
 		return
 	}

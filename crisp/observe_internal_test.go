@@ -1,0 +1,137 @@
+package crisp
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/crisprt/crisp/internal/plumb"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The observer's figures live in the message's extension, not in the
+// message: a program without an observer carries none of them.
+func TestObservationAddsNothingToAMessage(t *testing.T) {
+	assert.EqualValues(t, 144, unsafe.Sizeof(message{}), "message: the 144-byte size class")
+	assert.LessOrEqual(t, unsafe.Sizeof(call[*int, int]{}), uintptr(208), "call: the 208-byte size class")
+}
+
+// An observed Call's extension, which held only the observer's figures,
+// goes back to the system once its handler has returned, and the next
+// observed message that takes it sees nothing of its first use. One
+// that holds a context stays with its message.
+func TestAnObservedCallsExtensionIsRecycledClean(t *testing.T) {
+	var mu sync.Mutex
+	var events []Event
+	mock := clock.NewMock()
+	sys := NewSystem(WithClock(mock), WithObserver(ObserverFunc(func(e Event) {
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	})))
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := Spawn(sys, new(int), WithName("a"))
+	idle := func() { require.NoError(t, sys.WaitIdle(context.Background())) }
+	ctx := context.WithValue(context.Background(), ctxKeyT{}, "req-1")
+
+	send := func(opts ...SendOption) *call[*int, int] {
+		c := &call[*int, int]{a: a, fn: func(_ *Proc, n *int) (int, error) { *n++; return *n, nil }}
+		plumb.SetSource(&c.pr, c)
+		a.send(&c.message, c, opts)
+		_, err := c.pr.Future().Get()
+		require.NoError(t, err)
+		idle()
+		return c
+	}
+
+	c1 := send(MessageName("first"), Context(ctx), Priority(3))
+	require.NotNil(t, c1.ext, "an extension holding a context stays with its message")
+	assert.Equal(t, ctx, c1.ext.ctx)
+
+	c2 := send(MessageName("second"))
+	assert.Nil(t, c2.ext, "given back once the handler returned")
+
+	mock.Add(time.Second)
+	send(MessageName("third"))
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, events, 9)
+	for i, e := range events {
+		msg := []string{"first", "second", "third"}[i/3]
+		assert.Equal(t, uint64(i/3+1), e.ID, "event %d", i)
+		assert.Equal(t, msg, e.Message, "event %d", i)
+		if i >= 3 {
+			assert.Nil(t, e.Context, "event %d: nothing of the first message's context", i)
+			assert.Zero(t, e.Priority, "event %d", i)
+		}
+		if i >= 6 {
+			assert.Equal(t, mock.Now(), e.Time, "event %d: on the clock as it stands", i)
+			assert.Zero(t, e.Wait, "event %d: the send's reading, not the recycled one's", i)
+			assert.Zero(t, e.Run, "event %d", i)
+		}
+	}
+}
+
+// With an observer, a Call allocates no more than without one: its
+// extension is recycled.
+func TestAnObservedCallAllocatesOnlyItsMessage(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under the race detector")
+	}
+	allocs := func(opts ...Option) float64 {
+		sys := NewSystem(opts...)
+		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+		a := Spawn(sys, new(int))
+		fn := func(_ *Proc, n *int) (int, error) { *n++; return *n, nil }
+		return testing.AllocsPerRun(100, func() {
+			if _, err := Call(a, fn).Get(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	plain := allocs()
+	observed := allocs(WithObserver(ObserverFunc(func(Event) {})))
+	assert.Equal(t, plain, observed)
+}
+
+type ctxKeyT struct{}
+
+// BenchmarkObserveHooks measures what observing one Call adds on the
+// goroutines that send and run it, without the round trip's scheduling
+// noise: Sent, Started and Finished to a no-op observer, and the
+// extension's return. "clock" is one reading of the system's clock, for
+// comparison: each event reads it once.
+func BenchmarkObserveHooks(b *testing.B) {
+	type st struct{ n int }
+	sys := NewSystem(WithObserver(ObserverFunc(func(Event) {})))
+	defer func() { require.NoError(b, sys.Shutdown(context.Background())) }()
+	a := Spawn(sys, &st{})
+	fn := func(*Proc, *st) (int, error) { return 0, nil }
+	b.Run("call", func(b *testing.B) {
+		c := &call[*st, int]{a: a, fn: fn}
+		b.ReportAllocs()
+		for b.Loop() {
+			c.message = message{}
+			setJob(&c.item, c)
+			var o sendOpts
+			a.sent(&c.message, c, &o)
+			a.observeStart(&c.message)
+			a.observeFinish(&c.message)
+			c.recycle()
+		}
+	})
+	b.Run("clock", func(b *testing.B) {
+		var t time.Time
+		for b.Loop() {
+			t = sys.now()
+		}
+		_ = t
+	})
+}
