@@ -72,10 +72,12 @@ type msgExt struct {
 	// Set only for an observed message (message.obs != 0), by the
 	// goroutine making its transition (observe.go): its number; the
 	// system's key of its sending, then of its start; and of the instant
-	// it last suspended; its name. Here, not in message, so that a program without
-	// an observer does not carry them in every message.
+	// it last suspended; the key of the runner's reading at its deadline
+	// check; its name. Here, not in message, so that a program without an
+	// observer does not carry them in every message.
 	oid                 uint64
 	ostamp, suspendedAt int64
+	startKey            int64  // the reading at its deadline check, if obsRead
 	oname               string // its name, looked up once
 }
 

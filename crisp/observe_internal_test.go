@@ -103,6 +103,48 @@ func TestAnObservedCallAllocatesOnlyItsMessage(t *testing.T) {
 
 type ctxKeyT struct{}
 
+// On the real clock, a message with a deadline starts with the reading
+// its runner took to check that deadline: one read of the clock fewer.
+// A virtual clock is read again, so that its figures stay exact.
+func TestStartedReusesTheDeadlineChecksReading(t *testing.T) {
+	var started []Event
+	obs := WithObserver(ObserverFunc(func(e Event) {
+		if e.Kind == EventStarted {
+			started = append(started, e) // called on this goroutine
+		}
+	}))
+	check := func(sys *System, advance func()) (*message, Event) {
+		a := Spawn(sys, new(int))
+		c := &call[*int, int]{a: a, fn: func(*Proc, *int) (int, error) { return 0, nil }}
+		setJob(&c.item, c)
+		o := sendOpts{now: sys.now(), haveNow: true}
+		c.item.Deadline = o.now.Add(time.Hour)
+		a.sent(&c.message, c, &o)
+		require.False(t, a.late(&c.message))
+		advance()
+		started = started[:0]
+		a.observeStart(&c.message)
+		require.Len(t, started, 1)
+		return &c.message, started[0]
+	}
+
+	rt := NewSystem(obs)
+	defer func() { require.NoError(t, rt.Shutdown(context.Background())) }()
+	m, e := check(rt, func() {})
+	require.NotZero(t, m.obs&obsRead, "the deadline check's reading is kept")
+	assert.Equal(t, rt.epoch.Add(time.Duration(m.ext.startKey)), e.Time)
+	assert.Equal(t, m.item.Deadline.Sub(e.Time), e.Slack)
+
+	mock := clock.NewMock()
+	virtual := NewSystem(WithClock(mock), obs)
+	defer func() { require.NoError(t, virtual.Shutdown(context.Background())) }()
+	m, e = check(virtual, func() { mock.Add(time.Minute) })
+	assert.Zero(t, m.obs&obsRead)
+	assert.Equal(t, mock.Now(), e.Time, "read again")
+	assert.Equal(t, time.Minute, e.Wait)
+	assert.Equal(t, 59*time.Minute, e.Slack)
+}
+
 // BenchmarkObserveHooks measures what observing one Call adds on the
 // goroutines that send and run it, without the round trip's scheduling
 // noise: Sent, Started and Finished to a no-op observer, and the
@@ -122,6 +164,24 @@ func BenchmarkObserveHooks(b *testing.B) {
 			setJob(&c.item, c)
 			var o sendOpts
 			a.sent(&c.message, c, &o)
+			a.observeStart(&c.message)
+			a.observeFinish(&c.message)
+			c.recycle()
+		}
+	})
+	b.Run("call-deadline", func(b *testing.B) {
+		// The deadline's reading at send, and at the runner's check,
+		// serve Sent and Started.
+		c := &call[*st, int]{a: a, fn: fn}
+		now := sys.now()
+		b.ReportAllocs()
+		for b.Loop() {
+			c.message = message{}
+			setJob(&c.item, c)
+			o := sendOpts{now: now, haveNow: true}
+			c.item.Deadline = now.Add(time.Hour)
+			a.sent(&c.message, c, &o)
+			keepStartReading(sys, &c.message, o.now)
 			a.observeStart(&c.message)
 			a.observeFinish(&c.message)
 			c.recycle()

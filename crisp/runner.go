@@ -370,6 +370,9 @@ func (a *core) giveKeysBack(m *message) {
 func (a *core) late(m *message) bool {
 	now := a.sys.now()
 	if now.Before(m.item.Deadline) {
+		if m.obs != 0 {
+			keepStartReading(a.sys, m, now) // Started reuses it (observe.go)
+		}
 		if a.sys.wd.NudgeAt(now) { // between messages, with the reading at hand: see between
 			runtime.Gosched()
 		}
