@@ -63,9 +63,11 @@ func TestAnObservedCallsExtensionIsRecycledClean(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, events, 9)
+	assert.NotEqual(t, events[0].ID, events[3].ID)
+	assert.NotEqual(t, events[3].ID, events[6].ID, "the recycled extension's message has an ID of its own")
 	for i, e := range events {
 		msg := []string{"first", "second", "third"}[i/3]
-		assert.Equal(t, uint64(i/3+1), e.ID, "event %d", i)
+		assert.Equal(t, uint64(i/3+1), e.ID, "event %d: numbered in send order", i)
 		assert.Equal(t, msg, e.Message, "event %d", i)
 		if i >= 3 {
 			assert.Nil(t, e.Context, "event %d: nothing of the first message's context", i)

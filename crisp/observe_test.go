@@ -507,6 +507,39 @@ func TestObserverSeesRefusalsAndRestarts(t *testing.T) {
 	assert.Less(t, restartAt, panickedAt, "the restart is told before the panic's terminal event")
 }
 
+// Messages sent at once from many goroutines, to several actors, each
+// get an ID of their own, never 0, though the IDs come from several
+// counters.
+func TestObservedMessagesSentConcurrentlyHaveDistinctIDs(t *testing.T) {
+	rec := newEventLog()
+	sys, _ := newSystem(t, crisp.WithObserver(rec))
+	actors := []*crisp.Actor[*state]{crisp.Spawn(sys, &state{}), crisp.Spawn(sys, &state{}), crisp.Spawn(sys, &state{})}
+	const senders, each = 8, 200
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Go(func() {
+			for i := range each {
+				crisp.Tell(actors[(g+i)%len(actors)], func(*crisp.Proc, *state) {})
+			}
+		})
+	}
+	wg.Wait()
+	waitIdle(t, sys)
+	rec.waitTerminals(t, senders*each)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	ids := map[uint64]bool{}
+	for _, e := range rec.events {
+		if e.Kind != crisp.EventSent {
+			continue
+		}
+		require.NotZero(t, e.ID)
+		require.False(t, ids[e.ID], "ID %d given twice", e.ID)
+		ids[e.ID] = true
+	}
+	assert.Len(t, ids, senders*each)
+}
+
 // TestObservedTellsReusedKeepTheirOwnLives: a Tell's message is reused
 // by the next Tell once it has run, and with an observer its figures
 // are reused with it; every Tell still has its own ID and one whole
