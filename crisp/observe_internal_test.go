@@ -153,13 +153,13 @@ func TestStartedReusesTheDeadlineChecksReading(t *testing.T) {
 // extension's return. "clock" is one reading of the system's clock, for
 // comparison: each event reads it once.
 func BenchmarkObserveHooks(b *testing.B) {
-	type st struct{ n int }
+	type st = *int
 	sys := NewSystem(WithObserver(ObserverFunc(func(Event) {})))
 	defer func() { require.NoError(b, sys.Shutdown(context.Background())) }()
-	a := Spawn(sys, &st{})
-	fn := func(*Proc, *st) (int, error) { return 0, nil }
+	a := Spawn(sys, new(int))
+	fn := func(*Proc, st) (int, error) { return 0, nil }
 	b.Run("call", func(b *testing.B) {
-		c := &call[*st, int]{a: a, fn: fn}
+		c := &call[st, int]{a: a, fn: fn}
 		b.ReportAllocs()
 		for b.Loop() {
 			c.message = message{}
@@ -174,7 +174,7 @@ func BenchmarkObserveHooks(b *testing.B) {
 	b.Run("call-deadline", func(b *testing.B) {
 		// The deadline's reading at send, and at the runner's check,
 		// serve Sent and Started.
-		c := &call[*st, int]{a: a, fn: fn}
+		c := &call[st, int]{a: a, fn: fn}
 		now := sys.now()
 		b.ReportAllocs()
 		for b.Loop() {
