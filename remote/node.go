@@ -64,12 +64,12 @@ type Node struct {
 	drains   sync.WaitGroup // the flushers' goroutines
 }
 
-// pending is a call waiting for its answer. done resolves the call's
+// pending is a call waiting for its answer. to resolves the call's
 // future with the reply or an error; it runs once, by whoever removes
 // the pending from the node's map.
 type pending struct {
 	id    uint64
-	done  func(r reply, data []byte, err *Error)
+	to    resolver
 	stop  func() bool // ends the context watch
 	sent  time.Time
 	bound time.Time // when it fails with ErrNoAnswer
@@ -262,7 +262,12 @@ func (p *pending) finish(r reply, data []byte, err *Error) {
 	if p.stop != nil {
 		p.stop()
 	}
-	p.done(r, data, err)
+	p.to.resolve(&r, data, err)
+}
+
+// A resolver resolves a call's future (a *callOf).
+type resolver interface {
+	resolve(r *reply, data []byte, err *Error)
 }
 
 // track adds p to the pending calls and bounds; the caller holds n.mu.

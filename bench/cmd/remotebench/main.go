@@ -117,7 +117,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	rt := map[string][]time.Duration{}
 	tp := map[string][]time.Duration{}
 	cpu := map[string][]time.Duration{}    // process CPU per throughput call
-	allocs := map[string][]time.Duration{} // heap allocations per throughput call (a count, kept as a Duration to share median)
+	allocs := map[string][]time.Duration{} // heap allocations per 10 throughput calls (a count, kept as a Duration to share median)
 	ios := map[string][]time.Duration{}    // read and write system calls per 100 throughput calls (a count likewise)
 	for rep := range c.reps {
 		for _, s := range c.systems {
@@ -129,7 +129,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			rt[s] = append(rt[s], d1)
 			tp[s] = append(tp[s], d2)
 			cpu[s] = append(cpu[s], used/time.Duration(c.pairs*c.per))
-			allocs[s] = append(allocs[s], time.Duration(mallocs)/time.Duration(c.pairs*c.per))
+			allocs[s] = append(allocs[s], time.Duration(10*mallocs)/time.Duration(c.pairs*c.per))
 			ios[s] = append(ios[s], time.Duration(100*syscalls)/time.Duration(c.pairs*c.per))
 		}
 	}
@@ -155,7 +155,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "\n| throughput: heap allocations of the process per call |")
 	for _, s := range c.systems {
 		lo, hi := spread(allocs[s])
-		fmt.Fprintf(stdout, " %d (%d to %d) |", median(allocs[s]), lo, hi)
+		fmt.Fprintf(stdout, " %.1f (%.1f to %.1f) |", float64(median(allocs[s]))/10, float64(lo)/10, float64(hi)/10)
 	}
 	fmt.Fprintf(stdout, "\n| throughput: read and write system calls per 100 calls |")
 	for _, s := range c.systems {
