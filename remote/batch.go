@@ -253,11 +253,17 @@ func (n *Node) yield() {
 		return
 	}
 	runtime.Gosched()
-	took := time.Since(now) // clock seam: as above
+	n.yielded(now, time.Since(now)) // clock seam: as above
+}
+
+// yielded notes a yield begun at start that took took: a slow one
+// turns yielding off (for longer after each slow one in a row), a fast
+// one ends the backoff.
+func (n *Node) yielded(start time.Time, took time.Duration) {
 	if took <= slowYield {
 		n.slowYields.Store(0)
 		return
 	}
 	k := min(n.slowYields.Add(1)-1, slowBackoff)
-	n.noYieldUntil.Store(now.Add(took + min(noYield<<k, maxNoYield)).UnixNano())
+	n.noYieldUntil.Store(start.Add(took + min(noYield<<k, maxNoYield)).UnixNano())
 }
