@@ -225,10 +225,11 @@ type batchOf = atomic.Uint64
 
 // Yields of a flusher before it publishes (see yield).
 const (
-	slowYield   = time.Millisecond      // a yield this long waited behind goroutines that do not yield
-	noYield     = 10 * time.Millisecond // after one, flushers do not yield for this long,
-	maxNoYield  = time.Second           // doubled after each further slow one, up to this
-	slowBackoff = 7                     // 10ms << 7 = 1.28s: maxNoYield caps it
+	slowYield   = time.Millisecond       // a yield this long waited behind goroutines that do not yield
+	noYield     = 10 * time.Millisecond  // after one, flushers do not yield for this long,
+	maxNoYield  = time.Second            // doubled after each further slow one, up to this
+	slowBackoff = 7                      // 10ms << 7 = 1.28s: maxNoYield caps it
+	pause       = 100 * time.Microsecond // what a flusher waits instead while yielding is off
 )
 
 // yield is what a flusher does before publishing when more frames are
@@ -242,14 +243,20 @@ const (
 // every batch of the node waits with it. So a yield that took longer
 // than slowYield turns yielding off for noYield, and each slow one
 // after that (the yields that probe whether they are still slow)
-// doubles the pause, up to maxNoYield; a fast one ends the backoff.
-// Meanwhile the node batches what is added while the flusher's
-// goroutine waits to run and publishes. A slow yield may also be the
-// operating system's doing, on a loaded machine: the short first
-// pause makes such a false alarm cheap.
+// doubles the time off, up to maxNoYield; a fast one ends the backoff.
+// While yielding is off, the flusher sleeps for pause instead: a
+// goroutine woken by its timer runs next on its processor, not behind
+// the preempted goroutines, and the frames added meanwhile join the
+// batch (beside two such goroutines, remotebench's 4x100 went from 82
+// to 9 read and write system calls per 100 calls). A slow yield may also
+// be the operating system's doing, on a loaded machine: the short first
+// time off makes such a false alarm cheap, and there too the sleeping
+// flusher batched more (24-35 to 6 system calls per 100 calls, less CPU
+// per call) than the yielding one.
 func (n *Node) yield() {
 	now := time.Now() // clock seam: the scheduler's delay, on the real monotonic clock, not the node's time
 	if now.UnixNano() < n.noYieldUntil.Load() {
+		time.Sleep(pause) // clock seam: as above
 		return
 	}
 	runtime.Gosched()
