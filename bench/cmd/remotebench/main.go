@@ -15,7 +15,9 @@
 //     own, each keeping -inflight requests outstanding until it has had
 //     -per replies (4x100 by default); the table also gives the
 //     process's CPU time per call, which other load on the machine blurs
-//     less than the wall clock.
+//     less than the wall clock, and its heap allocations and read and
+//     write system calls (/proc/self/io, Linux) per call, which depend on
+//     how calls are batched but not on the machine's speed.
 //
 // -hogs N runs N goroutines that never yield beside every measurement
 // (CPU-bound neighbours, as bench's runner does); -cpuprofile writes a
