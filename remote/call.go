@@ -136,15 +136,9 @@ func Call[Req, Resp any](n *Node, e Endpoint[Req, Resp], req Req, opts ...CallOp
 		subj = partSubject(e.name, partition(r.key, e.partitions))
 	}
 	r.id = n.seq.Add(1)
-	p := &pending{id: r.id, sent: now, done: func(rep reply, body []byte, err *Error) {
-		if err != nil {
-			err.Endpoint = e.name
-			pr.Fail(err)
-			return
-		}
-		v, rerr := readReply(e, &rep, body)
-		pr.Resolve(v, rerr)
-	}}
+	c := &callOf[Req, Resp]{pending: pending{id: r.id, sent: now}, pr: pr, e: e}
+	c.to = c
+	p := &c.pending
 	if !r.deadline.IsZero() {
 		p.bound = r.deadline.Add(n.allowance)
 	} else {
@@ -173,6 +167,25 @@ func Call[Req, Resp any](n *Node, e Endpoint[Req, Resp], req Req, opts ...CallOp
 	}
 	n.senderFor(subj, true).add(p, func(b []byte) []byte { return appendRequest(b, &r, data) })
 	return pr.Future()
+}
+
+// callOf is a call's pending entry with what resolves it: one
+// allocation per call.
+type callOf[Req, Resp any] struct {
+	pending
+	pr *future.Promise[Resp]
+	e  Endpoint[Req, Resp]
+}
+
+// resolve resolves the call's future with the reply or the error.
+func (c *callOf[Req, Resp]) resolve(rep *reply, body []byte, err *Error) {
+	if err != nil {
+		err.Endpoint = c.e.name
+		c.pr.Fail(err)
+		return
+	}
+	v, rerr := readReply(c.e, rep, body)
+	c.pr.Resolve(v, rerr)
 }
 
 // readReply turns a reply into the call's result.

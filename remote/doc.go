@@ -52,14 +52,16 @@
 // # Goroutines and costs
 //
 // A node owns the NATS connection's goroutines, the embedded server's,
-// and one goroutine per service, which answers the calls that fail
-// without their handler returning; [Node.Close] ends them. A handler's
-// answer is encoded and sent from the actor as the handler returns. A
-// call costs an encoding of each value, a frame of 51 bytes plus its
-// codec name, tag, key and payload, an entry in the node's map of calls
-// in flight and in its heap of bounds (O(log n); one timer serves the
-// node). Calls to one subject made while another is being published
-// share the next NATS message, and so do replies to one caller, so
-// under load many calls share one message each way (docs/wire.md). All
-// functions and methods are safe for concurrent use.
+// one goroutine per service, which answers the calls that fail without
+// their handler returning, and, while it has frames to publish, a
+// flusher goroutine for calls and one for replies; [Node.Close] ends
+// them. A handler's answer is encoded on the actor as the handler
+// returns, and published by the node's flusher of replies. A call costs
+// an encoding of each value, a frame of 51 bytes plus its codec name,
+// tag, key and payload, an entry in the node's map of calls in flight
+// and in its heap of bounds (O(log n); one timer serves the node). Calls
+// to one subject made before the flusher runs share a NATS message, and
+// so do replies to one caller, so under load many calls share one
+// message each way (docs/wire.md). All functions and methods are safe
+// for concurrent use.
 package remote

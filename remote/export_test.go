@@ -4,14 +4,27 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 )
 
 // SetQueuedHook sets the hook called after each request is queued on
 // its actor (nil to clear). Tests call it before serving.
 func SetQueuedHook(f func()) { testHookQueued = f }
 
-// Flush waits until the NATS server has processed what n published.
-func Flush(n *Node) error { return n.nc.Flush() }
+// Flush waits until n's flusher of calls has published the calls made
+// so far, then until the NATS server has processed what n published.
+func Flush(n *Node) error {
+	f := &n.callFlusher
+	for {
+		f.mu.Lock()
+		idle := !f.running
+		f.mu.Unlock()
+		if idle {
+			return n.nc.Flush()
+		}
+		runtime.Gosched() // the flusher's goroutine runs and ends: it has no timer to wait for
+	}
+}
 
 // CloseConn closes n's NATS connection behind its back, as a server
 // that gives up on the client would.
@@ -98,18 +111,15 @@ func ParseReplies(batch []byte) ([]RawReply, error) {
 	return out, nil
 }
 
-// HoldCalls makes n's calls to endpoint name (without key) wait in
-// their batch, as they do behind a flush in progress, until the
-// returned function flushes them.
-func HoldCalls(n *Node, name string) (flush func()) {
-	s := n.senderFor(subject(name), true)
-	s.mu.Lock()
-	s.busy = true
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		s.flush()
-	}
+// HoldCalls makes n's calls wait in their batches, as they do until
+// the node's flusher of calls runs, until the returned function runs
+// the flusher.
+func HoldCalls(n *Node) (flush func()) {
+	f := &n.callFlusher
+	f.mu.Lock()
+	f.running = true
+	f.mu.Unlock()
+	return func() { f.run() }
 }
 
 // Frames counts the frames of a batch.

@@ -40,8 +40,14 @@ type Node struct {
 	batch   atomic.Uint64 // batch numbers, in reply subjects
 	skew    atomic.Int64  // largest |offset| seen, nanoseconds
 
-	callSenders  sync.Map // subject -> *sender of calls
-	replySenders sync.Map // caller's inbox -> *sender of replies
+	noYieldUntil atomic.Int64 // Unix nanoseconds, real clock: flushers do not yield before (see yield)
+	slowYields   atomic.Int64 // slow yields in a row
+
+	callSenders  sync.Map     // subject -> *sender of calls
+	replySenders sync.Map     // caller's inbox -> *sender of replies
+	callFlusher  flusher      // publishes the batches of calls
+	replyFlusher flusher      // publishes the batches of replies
+	serving      atomic.Int64 // requests queued on actors and not answered yet
 
 	mu      sync.Mutex // guards pending, bounds, timer, armed, services, closed
 	pending map[uint64]*pending
@@ -52,14 +58,18 @@ type Node struct {
 	armed       time.Time    // when timer fires; zero: not armed
 	services    map[*Service]struct{}
 	closed      bool
+
+	dmu      sync.Mutex     // guards stopping and the drains.Add after its check
+	stopping bool           // Close waits for the drains: no new ones
+	drains   sync.WaitGroup // the flushers' goroutines
 }
 
-// pending is a call waiting for its answer. done resolves the call's
+// pending is a call waiting for its answer. to resolves the call's
 // future with the reply or an error; it runs once, by whoever removes
 // the pending from the node's map.
 type pending struct {
 	id    uint64
-	done  func(r reply, data []byte, err *Error)
+	to    resolver
 	stop  func() bool // ends the context watch
 	sent  time.Time
 	bound time.Time // when it fails with ErrNoAnswer
@@ -135,6 +145,8 @@ func Start(opts ...Option) (*Node, error) {
 	}
 	n := &Node{clk: c.clk, allowance: c.allowance, maxWait: c.maxWait,
 		pending: make(map[uint64]*pending), services: make(map[*Service]struct{})}
+	n.callFlusher = flusher{n: n, calls: true}
+	n.replyFlusher = flusher{n: n}
 	nopts := append([]nats.Option{nats.Name("crisp"), nats.MaxReconnects(-1)}, c.nopts...)
 	var err error
 	if c.url == "" {
@@ -236,6 +248,10 @@ func (n *Node) Close(ctx context.Context) error {
 	for _, p := range left {
 		p.finish(reply{}, nil, &Error{Where: AtCaller, Err: ErrClosed})
 	}
+	n.dmu.Lock()
+	n.stopping = true
+	n.dmu.Unlock()
+	n.drains.Wait() // the replies already made go out before the connection closes
 	n.nc.Close()
 	n.shutdownServer()
 	return err
@@ -246,7 +262,12 @@ func (p *pending) finish(r reply, data []byte, err *Error) {
 	if p.stop != nil {
 		p.stop()
 	}
-	p.done(r, data, err)
+	p.to.resolve(&r, data, err)
+}
+
+// A resolver resolves a call's future (a *callOf).
+type resolver interface {
+	resolve(r *reply, data []byte, err *Error)
 }
 
 // track adds p to the pending calls and bounds; the caller holds n.mu.

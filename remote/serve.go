@@ -195,6 +195,7 @@ func serveFrame[S, Req, Resp any](s *Service, e Endpoint[Req, Resp], to crisp.Re
 		return
 	}
 	q := &inFlight[S, Req, Resp]{s: s, e: e, h: h, out: out, id: id, arrived: arrived}
+	s.n.serving.Add(1)
 	if err := e.codec.Unmarshal(body, &q.req); err != nil {
 		q.answer(failure(stCodec, whereArrival, "decode request: "+err.Error()), nil)
 		return
@@ -265,6 +266,7 @@ func (q *inFlight[S, Req, Resp]) answer(rep *reply, data []byte) {
 		return
 	}
 	rep.id, rep.received = q.id, nanos(q.arrived)
+	q.s.n.serving.Add(-1) // before the reply, so that its flusher sees this one answered
 	q.s.reply(q.out, rep, data)
 	q.s.release()
 	q.s.wg.Done()

@@ -15,7 +15,9 @@
 //     own, each keeping -inflight requests outstanding until it has had
 //     -per replies (4x100 by default); the table also gives the
 //     process's CPU time per call, which other load on the machine blurs
-//     less than the wall clock.
+//     less than the wall clock, and its heap allocations and read and
+//     write system calls (/proc/self/io, Linux) per call, which depend on
+//     how calls are batched but not on the machine's speed.
 //
 // -hogs N runs N goroutines that never yield beside every measurement
 // (CPU-bound neighbours, as bench's runner does); -cpuprofile writes a
@@ -40,6 +42,7 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -115,17 +118,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	rt := map[string][]time.Duration{}
 	tp := map[string][]time.Duration{}
-	cpu := map[string][]time.Duration{} // process CPU per throughput call
+	cpu := map[string][]time.Duration{}    // process CPU per throughput call
+	allocs := map[string][]time.Duration{} // heap allocations per 10 throughput calls (a count, kept as a Duration to share median)
+	ios := map[string][]time.Duration{}    // read and write system calls per 100 throughput calls (a count likewise)
 	for rep := range c.reps {
 		for _, s := range c.systems {
 			fmt.Fprintf(stderr, "rep %d: %s\n", rep+1, s)
-			d1, d2, used, err := measure(s, &c)
+			d1, d2, used, mallocs, syscalls, err := measure(s, &c)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s, err)
 			}
 			rt[s] = append(rt[s], d1)
 			tp[s] = append(tp[s], d2)
 			cpu[s] = append(cpu[s], used/time.Duration(c.pairs*c.per))
+			allocs[s] = append(allocs[s], time.Duration(10*mallocs)/time.Duration(c.pairs*c.per))
+			ios[s] = append(ios[s], time.Duration(100*syscalls)/time.Duration(c.pairs*c.per))
 		}
 	}
 	fmt.Fprintf(stdout, "| workload | %s |\n|---|%s\n", strings.Join(c.systems, " | "), strings.Repeat("---|", len(c.systems)))
@@ -146,6 +153,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	for _, s := range c.systems {
 		lo, hi := spread(cpu[s])
 		fmt.Fprintf(stdout, " %v (%v to %v) |", round(median(cpu[s])), round(lo), round(hi))
+	}
+	fmt.Fprintf(stdout, "\n| throughput: heap allocations of the process per call |")
+	for _, s := range c.systems {
+		lo, hi := spread(allocs[s])
+		fmt.Fprintf(stdout, " %.1f (%.1f to %.1f) |", float64(median(allocs[s]))/10, float64(lo)/10, float64(hi)/10)
+	}
+	fmt.Fprintf(stdout, "\n| throughput: read and write system calls per 100 calls |")
+	for _, s := range c.systems {
+		lo, hi := spread(ios[s])
+		fmt.Fprintf(stdout, " %d (%d to %d) |", median(ios[s]), lo, hi)
 	}
 	fmt.Fprintln(stdout)
 	if slices.Contains(c.systems, "crisp-local") && slices.Contains(c.systems, "crisp-remote") {
@@ -186,8 +203,10 @@ type caller func(n int64) (int64, error)
 // measure builds system s, times both workloads on it, and tears it down.
 // cpu is the process's CPU time (user and system) during the
 // throughput workload, a figure that other load on the machine blurs
-// less than wall-clock time.
-func measure(s string, c *config) (roundTrip, throughput, cpu time.Duration, err error) {
+// less than wall-clock time; mallocs counts the heap allocations the
+// process made meanwhile, and syscalls its read and write system calls
+// (both depend on how calls are batched, but not on the machine's speed).
+func measure(s string, c *config) (roundTrip, throughput, cpu time.Duration, mallocs, syscalls uint64, err error) {
 	var callers []caller
 	var stop func()
 	switch s {
@@ -201,15 +220,19 @@ func measure(s string, c *config) (roundTrip, throughput, cpu time.Duration, err
 		callers, stop, err = protoRemote(c.pairs)
 	}
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
 	defer stop()
 	if roundTrip, err = timeRoundTrips(callers[0], c.roundTrips); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, 0, err
 	}
-	before := processCPU()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	before, io0 := processCPU(), ioCalls()
 	throughput, err = timeThroughput(callers, c)
-	return roundTrip, throughput, processCPU() - before, err
+	cpu, syscalls = processCPU()-before, ioCalls()-io0
+	runtime.ReadMemStats(&m1)
+	return roundTrip, throughput, cpu, m1.Mallocs - m0.Mallocs, syscalls, err
 }
 
 func timeRoundTrips(call caller, n int) (time.Duration, error) {
