@@ -225,11 +225,10 @@ type batchOf = atomic.Uint64
 
 // Yields of a flusher before it publishes (see yield).
 const (
-	slowYield   = time.Millisecond       // a yield this long waited behind goroutines that do not yield
-	noYield     = 10 * time.Millisecond  // after one, flushers do not yield for this long,
-	maxNoYield  = time.Second            // doubled after each further slow one, up to this
-	slowBackoff = 7                      // 10ms << 7 = 1.28s: maxNoYield caps it
-	pause       = 100 * time.Microsecond // what a flusher waits instead while yielding is off
+	slowYield   = time.Millisecond      // a yield this long waited behind goroutines that do not yield
+	noYield     = 10 * time.Millisecond // after one, flushers do not yield for this long,
+	maxNoYield  = time.Second           // doubled after each further slow one, up to this
+	slowBackoff = 7                     // 10ms << 7 = 1.28s: maxNoYield caps it
 )
 
 // yield is what a flusher does before publishing when more frames are
@@ -244,19 +243,19 @@ const (
 // than slowYield turns yielding off for noYield, and each slow one
 // after that (the yields that probe whether they are still slow)
 // doubles the time off, up to maxNoYield; a fast one ends the backoff.
-// While yielding is off, the flusher sleeps for pause instead: a
-// goroutine woken by its timer runs next on its processor, not behind
-// the preempted goroutines, and the frames added meanwhile join the
-// batch (beside two such goroutines, remotebench's 4x100 went from 82
-// to 9 read and write system calls per 100 calls). A slow yield may also
-// be the operating system's doing, on a loaded machine: the short first
-// time off makes such a false alarm cheap, and there too the sleeping
-// flusher batched more (24-35 to 6 system calls per 100 calls, less CPU
-// per call) than the yielding one.
+// While yielding is off, the flusher publishes at once. A short sleep
+// instead was tried (a goroutine woken by its timer runs next on its
+// processor, and it batched more: 82 to 9 system calls per 100 calls
+// beside two such goroutines), but a processor running one of them
+// fires its timers only at the end of a slice, so the sleep lasted
+// milliseconds: remotebench's 4x100 beside two hogs, six alternated
+// pairs, made 0.10-0.53x protoactor's calls per second with the sleep
+// (median 0.37) and 0.12-1.07x without (median 0.87). A slow yield may
+// also be the operating system's doing, on a loaded machine: the short
+// first time off makes such a false alarm cheap.
 func (n *Node) yield() {
 	now := time.Now() // clock seam: the scheduler's delay, on the real monotonic clock, not the node's time
 	if now.UnixNano() < n.noYieldUntil.Load() {
-		time.Sleep(pause) // clock seam: as above
 		return
 	}
 	runtime.Gosched()
