@@ -237,13 +237,9 @@ func (a *core) sent(m *message, j job, o *sendOpts) {
 }
 
 // reading returns the system's clock's reading (see System.now) and its
-// key (System.key), from one read of the clock.
+// key (System.key): one read of the clock for both.
 func (s *System) reading() (time.Time, int64) {
-	if s.realClock {
-		d := time.Since(s.epoch) // clock seam: the real clock, read directly as System.now does, and only its monotonic part
-		return s.epoch.Add(d), int64(d)
-	}
-	now := s.clk.Now()
+	now := s.now()
 	return now, s.key(now)
 }
 
