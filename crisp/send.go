@@ -163,8 +163,33 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 }
 
 // send applies opts to m and queues it on a, or fails it at once.
+//
+// A handler's sends run on its runner's small stack (see
+// stack_internal_test.go), so send keeps the plainest and commonest
+// message, with no option, nothing inherited, no observer and no bound,
+// to a small frame; every other goes through sendWith, whose frame holds
+// the options' sendOpts.
 func (a *core) send(m *message, j job, opts []SendOption) {
 	setJob(&m.item, j)
+	if len(opts) != 0 || inheriting.n.Load() != 0 || a.sys.obs != nil || a.bound != nil {
+		a.sendWith(m, j, opts)
+		return
+	}
+	// What admit does for such a message: no deadline; refused if a
+	// stopped or drains.
+	m.item.Deadline = time.Time{}
+	if a.flags.Load()&(fStopped|fDraining) != 0 {
+		a.refuseStopped(m, j)
+		return
+	}
+	a.post(m, false)
+}
+
+// sendWith is send for a message with options, or to inherit from the
+// sending handler, or to observe, or counted against a's bound.
+//
+//go:noinline
+func (a *core) sendWith(m *message, j job, opts []SendOption) {
 	var o sendOpts
 	o.read(m, opts)
 	if inheriting.n.Load() != 0 && !o.detached {
@@ -178,10 +203,30 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 	if !a.admit(m, j, &o) {
 		return // failed at once
 	}
+	if a.post(m, !o.dl.IsZero()) && !o.dl.IsZero() {
+		a.needWatch(o.dl, o.now)
+	}
+}
+
+// refuseStopped fails m, sent to a stopped or draining actor, with
+// ErrStopped, as admit does.
+//
+//go:noinline
+func (a *core) refuseStopped(m *message, j job) {
+	if m.state.CompareAndSwap(stQueued, stStopped) {
+		a.refuse(m, j, ErrStopped)
+	}
+}
+
+// post puts m, admitted, on a's intake and makes sure a goroutine holds
+// a. If a is busy with another sender's message, it queues m at once,
+// and watches its deadline if watched is true. It reports whether m was
+// left in the intake for the runner to queue.
+func (a *core) post(m *message, watched bool) bool {
 	// m.state is stQueued (the zero value) from here: a context that ends
 	// now cancels it, and the intake's drain skips it.
 	if !a.intakePush(m) {
-		return
+		return false
 	}
 	if a.grp != nil {
 		a.startGroup()
@@ -194,15 +239,13 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		// rather than leave it to the runner or, worse, to the watchdog,
 		// which would have to sort a backlog before failing what is due.
 		a.drain()
-		if !o.dl.IsZero() {
+		if watched {
 			a.watchQueued()
 		}
 		a.unlock()
-		return
+		return false
 	}
-	if !o.dl.IsZero() {
-		a.needWatch(o.dl, o.now)
-	}
+	return true
 }
 
 // sendOpts is what a message's options say beyond the fields of its
@@ -302,9 +345,7 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 		a.watchContext(m, o.ctx)
 	}
 	if a.flags.Load()&(fStopped|fDraining) != 0 { // stopped, or draining: refused
-		if m.state.CompareAndSwap(stQueued, stStopped) {
-			a.refuse(m, j, ErrStopped)
-		}
+		a.refuseStopped(m, j)
 		return false
 	}
 	return true
