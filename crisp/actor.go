@@ -143,6 +143,19 @@ var typeConfigs sync.Map
 // configFor returns the configuration opts give an actor of state type S.
 func configFor[S any](opts []ActorOption) *actorConfig {
 	t := reflect.TypeFor[S]()
+	if c, ok := typeConfigs.Load(t); ok && len(opts) == 0 {
+		return c.(*actorConfig)
+	}
+	// Spawn runs in handlers, on a runner's small stack: the rest, with
+	// its large frame, is apart.
+	return configWith(t, opts)
+}
+
+// configWith is configFor for a state type seen for the first time, or
+// with options.
+//
+//go:noinline
+func configWith(t reflect.Type, opts []ActorOption) *actorConfig {
 	c, ok := typeConfigs.Load(t)
 	if !ok {
 		c, _ = typeConfigs.LoadOrStore(t, &actorConfig{pol: policy.EDF(), plain: true, typeName: t.String(), hooks: hooksOf(t)})

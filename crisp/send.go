@@ -172,24 +172,36 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 func (a *core) send(m *message, j job, opts []SendOption) {
 	setJob(&m.item, j)
 	if len(opts) != 0 || inheriting.n.Load() != 0 || a.sys.obs != nil || a.bound != nil {
-		a.sendWith(m, j, opts)
+		a.sendWith(m, opts) // few arguments: their spill area is in send's frame
 		return
 	}
 	// What admit does for such a message: no deadline; refused if a
 	// stopped or drains.
 	m.item.Deadline = time.Time{}
 	if a.flags.Load()&(fStopped|fDraining) != 0 {
-		a.refuseStopped(m, j)
+		a.refuseStopped(m)
 		return
 	}
-	a.post(m, false)
+	// post, by hand: one frame fewer above start's.
+	if !a.intakePush(m) {
+		return
+	}
+	if a.grp != nil {
+		a.startGroup()
+	} else {
+		a.start()
+	}
+	if a.handling() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
+		a.queueNow(false)
+	}
 }
 
 // sendWith is send for a message with options, or to inherit from the
 // sending handler, or to observe, or counted against a's bound.
 //
 //go:noinline
-func (a *core) sendWith(m *message, j job, opts []SendOption) {
+func (a *core) sendWith(m *message, opts []SendOption) {
+	j := jobOf(&m.item)
 	var o sendOpts
 	o.read(m, opts)
 	if inheriting.n.Load() != 0 && !o.detached {
@@ -212,9 +224,9 @@ func (a *core) sendWith(m *message, j job, opts []SendOption) {
 // ErrStopped, as admit does.
 //
 //go:noinline
-func (a *core) refuseStopped(m *message, j job) {
+func (a *core) refuseStopped(m *message) {
 	if m.state.CompareAndSwap(stQueued, stStopped) {
-		a.refuse(m, j, ErrStopped)
+		a.refuse(m, jobOf(&m.item), ErrStopped)
 	}
 }
 
@@ -234,18 +246,27 @@ func (a *core) post(m *message, watched bool) bool {
 		a.start()
 	}
 	if a.handling() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
-		// The actor is busy (and not with this sender, whose own stack
-		// should stay shallow) and its lock free: queue the message now
-		// rather than leave it to the runner or, worse, to the watchdog,
-		// which would have to sort a backlog before failing what is due.
-		a.drain()
-		if watched {
-			a.watchQueued()
-		}
-		a.unlock()
+		a.queueNow(watched)
 		return false
 	}
 	return true
+}
+
+// queueNow queues the intake, and watches its deadlines if watched is
+// true, for a sender that took a.mu while a's runner is in a handler.
+// The actor is busy (and not with this sender, whose own stack should
+// stay shallow) and its lock was free: the sender queues its message now
+// rather than leave it to the runner or, worse, to the watchdog, which
+// would have to sort a backlog before failing what is due. Returns
+// without a.mu.
+//
+//go:noinline
+func (a *core) queueNow(watched bool) {
+	a.drain()
+	if watched {
+		a.watchQueued()
+	}
+	a.unlock()
 }
 
 // sendOpts is what a message's options say beyond the fields of its
@@ -345,7 +366,7 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 		a.watchContext(m, o.ctx)
 	}
 	if a.flags.Load()&(fStopped|fDraining) != 0 { // stopped, or draining: refused
-		a.refuseStopped(m, j)
+		a.refuseStopped(m)
 		return false
 	}
 	return true
