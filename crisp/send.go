@@ -117,7 +117,8 @@ func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOpt
 	}
 	c := &call[S, T]{a: a, fn: fn}
 	plumb.SetSource(&c.pr, c)
-	a.send(&c.message, c, opts)
+	setJob(&c.item, c)
+	a.send(&c.message, opts)
 	return c.pr.Future()
 }
 
@@ -136,7 +137,8 @@ func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...Sen
 	c := &callNext[S, T]{next: fn}
 	c.a = a
 	plumb.SetSource(&c.pr, &c.call)
-	a.send(&c.message, c, opts)
+	setJob(&c.item, c)
+	a.send(&c.message, opts)
 	return c.pr.Future()
 }
 
@@ -159,18 +161,19 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 		t = &tell[S]{a: a}
 	}
 	t.fn = fn
-	a.send(&t.message, t, opts)
+	setJob(&t.item, t)
+	a.send(&t.message, opts)
 }
 
-// send applies opts to m and queues it on a, or fails it at once.
+// send applies opts to m, whose item holds its job (setJob), and queues
+// it on a, or fails it at once.
 //
 // A handler's sends run on its runner's small stack (see
 // stack_internal_test.go), so send keeps the plainest and commonest
 // message, with no option, nothing inherited, no observer and no bound,
 // to a small frame; every other goes through sendWith, whose frame holds
 // the options' sendOpts.
-func (a *core) send(m *message, j job, opts []SendOption) {
-	setJob(&m.item, j)
+func (a *core) send(m *message, opts []SendOption) {
 	if len(opts) != 0 || inheriting.n.Load() != 0 || a.sys.obs != nil || a.bound != nil {
 		a.sendWith(m, opts) // few arguments: their spill area is in send's frame
 		return

@@ -7,7 +7,9 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -137,13 +139,20 @@ func runnerStacks(t *testing.T, opts ...Option) (runners, plain, grown float64) 
 // them are blocked in park. Collections first return the stacks of
 // goroutines that have ended, so that new goroutines take new ones.
 func stackPerGoroutine(n int, start func(park func())) float64 {
+	return stackPerParked(n, 1, start)
+}
+
+// stackPerParked is stackPerGoroutine for starts that each start k
+// goroutines calling park: it returns the stack memory in use per
+// goroutine while all n*k of them are blocked in park.
+func stackPerParked(n, k int, start func(park func())) float64 {
 	runtime.GC()
 	runtime.GC()
 	before := stackInuse()
-	parked := make(chan struct{}, n)
+	parked := make(chan struct{}, n*k)
 	release := make(chan struct{})
 	var left sync.WaitGroup
-	left.Add(n)
+	left.Add(n * k)
 	park := func() {
 		defer left.Done()
 		parked <- struct{}{}
@@ -152,13 +161,13 @@ func stackPerGoroutine(n int, start func(park func())) float64 {
 	for range n {
 		start(park)
 	}
-	for range n {
+	for range n * k {
 		<-parked
 	}
 	after := stackInuse()
 	close(release)
 	left.Wait()
-	return float64(int64(after)-int64(before)) / float64(n)
+	return float64(int64(after)-int64(before)) / float64(n*k)
 }
 
 func stackInuse() uint64 {
@@ -178,4 +187,103 @@ func growStack(n int) byte {
 		return pad[0]
 	}
 	return growStack(n-1) + pad[n%len(pad)]
+}
+
+// handlerMargin is how many bytes of its own frames a handler may have
+// above a bare handler's, and still Tell an idle actor and Spawn and
+// Tell a new one without its runner outgrowing its starting stack.
+const handlerMargin = 512
+
+// A handler a few frames deep that Tells an idle actor, and Spawns an
+// actor and Tells it, must keep its runner's starting stack: every real
+// handler does so, on every new runner (fib, the rings, threadring).
+// handlerMargin bytes deeper than a bare handler, it sends, then blocks,
+// and so do the two runners it started: three goroutines per start,
+// measured as in TestAFreshRunnerKeepsItsStartingStack. Besides, each
+// sender checks that its stack did not move (was not copied) while it
+// sent.
+func TestAHandlerDeepInItsStackTellsAndSpawnsOnItsStartingStack(t *testing.T) {
+	skipUntunedPlatform(t)
+	if raceEnabled {
+		t.Skip("under the race detector every goroutine outgrows its starting stack: the runtime reserves twice as much at its bottom")
+	}
+	if !inChild(t) {
+		return
+	}
+	const n = 4000
+	plain := stackPerGoroutine(n, func(park func()) { go park() })
+	grown := stackPerGoroutine(n, func(park func()) {
+		go func() {
+			growStack(8)
+			park()
+		}()
+	})
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	senders := make([]*Actor[int], n)
+	idle := make([]*Actor[int], n)
+	for i := range senders {
+		senders[i], idle[i] = Spawn(sys, i), Spawn(sys, i)
+	}
+	var moved, shallow atomic.Int64
+	next := 0
+	runners := stackPerParked(n, 3, func(park func()) {
+		parked := func(*Proc, int) { park() }
+		to := idle[next]
+		send := func() {
+			Tell(to, parked)
+			Tell(Spawn(sys, 0), parked)
+		}
+		Tell(senders[next], func(*Proc, int) {
+			top := stackAddr()
+			depth := deeper(top, handlerMargin, send)
+			if stackAddr() != top {
+				moved.Add(1)
+			} else if depth < handlerMargin {
+				shallow.Add(1)
+			}
+			park()
+		})
+		next++
+	})
+	t.Logf("stack in use per goroutine: %.0f bytes for a sender and its two receivers' runners, %.0f for goroutines that only block, %.0f for ones that grew", runners, plain, grown)
+	require.Zero(t, shallow.Load(), "the handlers did not reach %d bytes deep", handlerMargin)
+	require.Greater(t, grown-plain, float64(tunedStack)/2, "the measure no longer sees a stack grow")
+	assert.Zero(t, moved.Load(), "of %d runners whose handlers sent %d bytes deep, %d outgrew their %d-byte starting stack: trim the frames on the send path (see the comment at the top of stack_internal_test.go)", n, handlerMargin, moved.Load(), tunedStack)
+	// A third of the goroutines, the senders, at twice the stack would
+	// put the mean a third of the way from plain to grown.
+	assert.Less(t, runners, plain+(grown-plain)/6,
+		"runners outgrew their %d-byte starting stack handling a Tell that sends %d bytes deep: trim the frames on the send path (see the comment at the top of stack_internal_test.go)", tunedStack, handlerMargin)
+}
+
+// stackAddr returns the address of a local of its own frame: called
+// from two frames of one goroutine, the difference is how much deeper
+// the second is, unless the stack moved between the calls.
+//
+//go:noinline
+func stackAddr() uintptr {
+	var b byte
+	return uintptr(unsafe.Pointer(&b))
+}
+
+// deeper calls f from frames at least n bytes below the caller of
+// stackAddr that returned top, and returns how far below they are; or,
+// if the stack moved meanwhile (top no longer points into it), calls f at
+// once and returns -1.
+//
+//go:noinline
+func deeper(top uintptr, n int, f func()) int {
+	var pad [32]byte
+	d := int(top - stackAddr())
+	if d < 0 || d > 1<<16 {
+		f()
+		return -1
+	}
+	if d >= n {
+		f()
+		return d
+	}
+	d = deeper(top, n, f)
+	pad[d&(len(pad)-1)]++
+	return d + int(pad[0]&0)
 }
