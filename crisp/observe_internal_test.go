@@ -44,7 +44,7 @@ func TestAnObservedCallsExtensionIsRecycledClean(t *testing.T) {
 		c := &call[*int, int]{a: a, fn: func(_ *Proc, n *int) (int, error) { *n++; return *n, nil }}
 		plumb.SetSource(&c.pr, c)
 		setJob(&c.item, c)
-		a.send(&c.message, opts)
+		a.sendWith(&c.message, opts) // observed: never plain
 		_, err := c.pr.Future().Get()
 		require.NoError(t, err)
 		idle()

@@ -118,7 +118,11 @@ func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOpt
 	c := &call[S, T]{a: a, fn: fn}
 	plumb.SetSource(&c.pr, c)
 	setJob(&c.item, c)
-	a.send(&c.message, opts)
+	if a.plainSend(opts) {
+		a.send(&c.message)
+	} else {
+		a.sendWith(&c.message, opts)
+	}
 	return c.pr.Future()
 }
 
@@ -138,7 +142,11 @@ func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...Sen
 	c.a = a
 	plumb.SetSource(&c.pr, &c.call)
 	setJob(&c.item, c)
-	a.send(&c.message, opts)
+	if a.plainSend(opts) {
+		a.send(&c.message)
+	} else {
+		a.sendWith(&c.message, opts)
+	}
 	return c.pr.Future()
 }
 
@@ -162,22 +170,27 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 	}
 	t.fn = fn
 	setJob(&t.item, t)
-	a.send(&t.message, opts)
+	if a.plainSend(opts) {
+		a.send(&t.message)
+	} else {
+		a.sendWith(&t.message, opts)
+	}
 }
 
-// send applies opts to m, whose item holds its job (setJob), and queues
-// it on a, or fails it at once.
-//
-// A handler's sends run on its runner's small stack (see
-// stack_internal_test.go), so send keeps the plainest and commonest
-// message, with no option, nothing inherited, no observer and no bound,
-// to a small frame; every other goes through sendWith, whose frame holds
-// the options' sendOpts.
-func (a *core) send(m *message, opts []SendOption) {
-	if len(opts) != 0 || inheriting.n.Load() != 0 || a.sys.obs != nil || a.bound != nil {
-		a.sendWith(m, opts) // few arguments: their spill area is in send's frame
-		return
-	}
+// plainSend reports whether a message to a with opts is plain: no
+// option, nothing to inherit from the sending handler, no observer and
+// no bound. Call, CallNext and Tell send a plain message with send and
+// any other with sendWith, each called directly: a handler's sends run
+// on its runner's small stack (see stack_internal_test.go), and neither
+// is then under the other's frame.
+func (a *core) plainSend(opts []SendOption) bool {
+	return len(opts) == 0 && inheriting.n.Load() == 0 && a.sys.obs == nil && a.bound == nil
+}
+
+// send queues a plain message (plainSend) m, whose item holds its job
+// (setJob), on a, or fails it at once. Its frame is small: it holds no
+// sendOpts.
+func (a *core) send(m *message) {
 	// What admit does for such a message: no deadline; refused if a
 	// stopped or drains.
 	m.item.Deadline = time.Time{}
@@ -199,12 +212,10 @@ func (a *core) send(m *message, opts []SendOption) {
 	}
 }
 
-// sendWith is send for a message with options, or to inherit from the
-// sending handler, or to observe, or counted against a's bound.
-//
-//go:noinline
+// sendWith applies opts to m, whose item holds its job (setJob), and
+// queues it on a, or fails it at once: send for any message that is not
+// plain (plainSend).
 func (a *core) sendWith(m *message, opts []SendOption) {
-	j := jobOf(&m.item)
 	var o sendOpts
 	o.read(m, opts)
 	if inheriting.n.Load() != 0 && !o.detached {
@@ -215,7 +226,7 @@ func (a *core) sendWith(m *message, opts []SendOption) {
 		// on a handler's small stack.
 		o.now, o.haveNow = a.sys.now(), true
 	}
-	if !a.admit(m, j, &o) {
+	if !a.admit(m, &o) {
 		return // failed at once
 	}
 	if a.post(m, !o.dl.IsZero()) && !o.dl.IsZero() {
@@ -328,7 +339,8 @@ func (o *sendOpts) read(m *message, opts []SendOption) {
 // admit sets m's start deadline and context, or fails m at once: its
 // context has ended, its deadline has passed, or a has stopped. It
 // reports whether m may be queued.
-func (a *core) admit(m *message, j job, o *sendOpts) bool {
+func (a *core) admit(m *message, o *sendOpts) bool {
+	j := jobOf(&m.item)
 	o.dl = o.by
 	if o.hasWithin {
 		o.dl = deadline.Earliest(o.dl, o.now.Add(o.within))
