@@ -22,9 +22,14 @@ import (
 // resumed; group.go: scheduleGroup; queue.go: noQueue), makeQueue's place
 // in queue.go and System.now's direct clock read. A runner that outgrows
 // that stack copies it, on every new actor's first message (ring-1k 30%
-// slower, threadring with deadlines 4x; see BENCHMARKS.md). The tests
-// below fail when the assumptions behind that tuning break; they are
-// all here.
+// slower, threadring with deadlines 4x; see BENCHMARKS.md). A handler's
+// sends and spawns run on that stack too, above the runner's frames: so
+// the runner's loop is in run itself (no serve frame), a plain message
+// goes through send, whose frame holds no sendOpts (sendWith has them),
+// the callers choose between the two (plainSend) rather than one calling
+// the other, and Spawn finds its configuration in lastConfig before the
+// map (actor.go). The tests below fail when the assumptions behind that
+// tuning break; they are all here.
 const (
 	// tunedStack is the stack, in bytes, Go starts a goroutine with at
 	// the least: the size the frames were trimmed to fit.
