@@ -278,6 +278,16 @@ func actorOf[S any](r Ref[S], op string) *Actor[S] {
 			return a
 		}
 	}
+	panicNilActor(op)
+	return nil
+}
+
+// panicNilActor is actorOf's misuse panic, apart: building its message
+// takes a large call frame, which would be in Call's and Tell's frames
+// on a handler's small stack.
+//
+//go:noinline
+func panicNilActor(op string) {
 	panic("crisp: " + op + " to a nil actor")
 }
 
