@@ -402,18 +402,25 @@ func (a *core) queueArrivals() {
 
 // invoke runs j's handler, turning a panic into j's *PanicError. A
 // runtime.Goexit passes through (recover returns nil for it); run's
-// deferred abandon deals with it.
+// deferred abandon deals with it. j is p.m's job.
 func (a *core) invoke(p *Proc, j job) {
-	defer func() {
-		if r := recover(); r != nil {
-			pe := &PanicError{Value: r, Stack: debug.Stack()}
-			if a.cfg.sup != nil {
-				a.crashed(p, pe)
-			}
-			a.fail(j, pe)
-		}
-	}()
+	defer p.recoverHandler()
 	j.run(p)
+}
+
+// recoverHandler is invoke's deferred call: it turns a panic of the
+// handler of p.m into its job's *PanicError. It finds the actor and the
+// job through p, rather than being a closure over invoke's arguments, so
+// that invoke's frame, under every handler, holds one pointer for it.
+func (p *Proc) recoverHandler() {
+	if r := recover(); r != nil {
+		a, j := p.a, jobOf(&p.m.item)
+		pe := &PanicError{Value: r, Stack: debug.Stack()}
+		if a.cfg.sup != nil {
+			a.crashed(p, pe)
+		}
+		a.fail(j, pe)
+	}
 }
 
 // handTo gives the actor to resumed process m's goroutine. Called with
