@@ -134,18 +134,45 @@ type actorConfig struct {
 	sup      *supConfig    // nil: resume after a panic
 	idle     time.Duration // IdleTimeout's
 	hooks    uint8         // the lifecycle hooks the state type implements (hookBit)
+	typ      reflect.Type  // the state type
 }
 
 // typeConfigs holds, for each state type, the configuration of its
 // actors spawned without options: a reflect.Type maps to *actorConfig.
 var typeConfigs sync.Map
 
+// lastConfig is the entry of typeConfigs that configFor found last. A
+// program that spawns actors of one type from handlers (a tree, a
+// pipeline) finds it here, without the map's lookup and hashing on the
+// handler's small stack.
+var lastConfig atomic.Pointer[actorConfig]
+
 // configFor returns the configuration opts give an actor of state type S.
 func configFor[S any](opts []ActorOption) *actorConfig {
 	t := reflect.TypeFor[S]()
+	if len(opts) == 0 {
+		if c := lastConfig.Load(); c != nil && c.typ == t {
+			return c
+		}
+		if c, ok := typeConfigs.Load(t); ok {
+			cfg := c.(*actorConfig)
+			lastConfig.Store(cfg)
+			return cfg
+		}
+	}
+	// Spawn runs in handlers, on a runner's small stack: the rest, with
+	// its large frame, is apart.
+	return configWith(t, opts)
+}
+
+// configWith is configFor for a state type seen for the first time, or
+// with options.
+//
+//go:noinline
+func configWith(t reflect.Type, opts []ActorOption) *actorConfig {
 	c, ok := typeConfigs.Load(t)
 	if !ok {
-		c, _ = typeConfigs.LoadOrStore(t, &actorConfig{pol: policy.EDF(), plain: true, typeName: t.String(), hooks: hooksOf(t)})
+		c, _ = typeConfigs.LoadOrStore(t, &actorConfig{pol: policy.EDF(), plain: true, typeName: t.String(), hooks: hooksOf(t), typ: t})
 	}
 	cfg := c.(*actorConfig)
 	if len(opts) > 0 {
@@ -251,6 +278,16 @@ func actorOf[S any](r Ref[S], op string) *Actor[S] {
 			return a
 		}
 	}
+	panicNilActor(op)
+	return nil
+}
+
+// panicNilActor is actorOf's misuse panic, apart: building its message
+// takes a large call frame, which would be in Call's and Tell's frames
+// on a handler's small stack.
+//
+//go:noinline
+func panicNilActor(op string) {
 	panic("crisp: " + op + " to a nil actor")
 }
 

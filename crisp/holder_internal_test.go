@@ -43,7 +43,11 @@ func TestAWorkArrivingAsTheRunnerReleasesKeepsItsHolder(t *testing.T) {
 	a.mu.Lock()
 	require.False(t, a.release(), "the message arrived: the runner keeps the actor")
 	assert.Equal(t, uintptr(p.g), a.holder.Load(), "and is still its holder")
-	a.serve(p, nil) // run on, as schedule does after release reports false
+	// Run on, as schedule does after release reports false: as a runner
+	// of this goroutine (so with p's g as its holder).
+	a.mu.Unlock()
+	sys.gor.Add(1)
+	a.run(nil)
 
 	inner, err := f.Get()
 	require.NoError(t, err)

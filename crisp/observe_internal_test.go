@@ -43,7 +43,8 @@ func TestAnObservedCallsExtensionIsRecycledClean(t *testing.T) {
 	send := func(opts ...SendOption) *call[*int, int] {
 		c := &call[*int, int]{a: a, fn: func(_ *Proc, n *int) (int, error) { *n++; return *n, nil }}
 		plumb.SetSource(&c.pr, c)
-		a.send(&c.message, c, opts)
+		setJob(&c.item, c)
+		a.sendWith(&c.message, opts) // observed: never plain
 		_, err := c.pr.Future().Get()
 		require.NoError(t, err)
 		idle()

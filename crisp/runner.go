@@ -108,15 +108,39 @@ func (a *core) start() {
 }
 
 // run is the body of every runner goroutine. first, if not nil, is a
-// message or continuation already taken for it to run. The frames of
-// run, serve and runOne stay small: they lie under every handler, and a
-// suspended process's goroutine must fit, with the runtime's own frames
-// for parking, in the smallest stack.
+// message or continuation already taken for it to run. It alternates
+// schedule, which finds the next work under a.mu, and runOne, which runs
+// it without. Keeping them apart keeps schedule's large frame off the
+// stack while handlers run. The frames of run and runOne stay small:
+// they lie under every handler, a suspended process's goroutine must
+// fit, with the runtime's own frames for parking, in the smallest stack
+// (2 KiB, of which the runtime keeps about 900 bytes in reserve), and a
+// handler that sends or spawns must fit there too (see
+// stack_internal_test.go). So the loop is here, not in a function of its
+// own: one frame fewer under every handler.
 func (a *core) run(first *message) {
 	p := &Proc{a: a, g: gid.Current()}
 	defer a.exit(p)
 	a.enter(p)
-	a.serve(p, first)
+	for n := 1; ; n++ {
+		m, j := a.schedule(p, first)
+		if m == nil {
+			break
+		}
+		first = nil
+		a.runOne(p, m, j)
+		a.between(n, m.checked())
+		a.mu.Lock()
+		if m.keyed() {
+			a.releaseKeys(m) // here, under the lock taken anyway
+		}
+		if a.coop != nil {
+			a.coop.dirty = true // a process finished: conditions may hold now
+		}
+		if m.state.Load() == stRunning { // it ran (it was not late)
+			j.recycle()
+		}
+	}
 	p.done = true
 }
 
@@ -150,34 +174,6 @@ func (a *core) exit(p *Proc) {
 		a.abandon(p) // runtime.Goexit in a handler, or a stopped process
 	}
 	a.sys.goroutineDone()
-}
-
-// serve alternates schedule, which finds the next work under a.mu, and
-// runOne, which runs it without. Keeping them apart keeps schedule's
-// large frame off the stack while handlers run, so that the goroutine of
-// a suspended process fits in the smallest stack (2 KiB, of which the
-// runtime keeps about 900 bytes in reserve). Entered with a.mu held and
-// the actor held; left without either.
-func (a *core) serve(p *Proc, first *message) {
-	for n := 1; ; n++ {
-		m, j := a.schedule(p, first)
-		if m == nil {
-			return
-		}
-		first = nil
-		a.runOne(p, m, j)
-		a.between(n, m.checked())
-		a.mu.Lock()
-		if m.keyed() {
-			a.releaseKeys(m) // here, under the lock taken anyway
-		}
-		if a.coop != nil {
-			a.coop.dirty = true // a process finished: conditions may hold now
-		}
-		if m.state.Load() == stRunning { // it ran (it was not late)
-			j.recycle()
-		}
-	}
 }
 
 // schedule returns the next message or continuation to run, taken and
@@ -406,18 +402,25 @@ func (a *core) queueArrivals() {
 
 // invoke runs j's handler, turning a panic into j's *PanicError. A
 // runtime.Goexit passes through (recover returns nil for it); run's
-// deferred abandon deals with it.
+// deferred abandon deals with it. j is p.m's job.
 func (a *core) invoke(p *Proc, j job) {
-	defer func() {
-		if r := recover(); r != nil {
-			pe := &PanicError{Value: r, Stack: debug.Stack()}
-			if a.cfg.sup != nil {
-				a.crashed(p, pe)
-			}
-			a.fail(j, pe)
-		}
-	}()
+	defer p.recoverHandler()
 	j.run(p)
+}
+
+// recoverHandler is invoke's deferred call: it turns a panic of the
+// handler of p.m into its job's *PanicError. It finds the actor and the
+// job through p, rather than being a closure over invoke's arguments, so
+// that invoke's frame, under every handler, holds one pointer for it.
+func (p *Proc) recoverHandler() {
+	if r := recover(); r != nil {
+		a, j := p.a, jobOf(&p.m.item)
+		pe := &PanicError{Value: r, Stack: debug.Stack()}
+		if a.cfg.sup != nil {
+			a.crashed(p, pe)
+		}
+		a.fail(j, pe)
+	}
 }
 
 // handTo gives the actor to resumed process m's goroutine. Called with

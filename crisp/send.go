@@ -117,7 +117,12 @@ func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOpt
 	}
 	c := &call[S, T]{a: a, fn: fn}
 	plumb.SetSource(&c.pr, c)
-	a.send(&c.message, c, opts)
+	setJob(&c.item, c)
+	if a.plainSend(opts) {
+		a.send(&c.message)
+	} else {
+		a.sendWith(&c.message, opts)
+	}
 	return c.pr.Future()
 }
 
@@ -136,7 +141,12 @@ func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...Sen
 	c := &callNext[S, T]{next: fn}
 	c.a = a
 	plumb.SetSource(&c.pr, &c.call)
-	a.send(&c.message, c, opts)
+	setJob(&c.item, c)
+	if a.plainSend(opts) {
+		a.send(&c.message)
+	} else {
+		a.sendWith(&c.message, opts)
+	}
 	return c.pr.Future()
 }
 
@@ -159,12 +169,53 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 		t = &tell[S]{a: a}
 	}
 	t.fn = fn
-	a.send(&t.message, t, opts)
+	setJob(&t.item, t)
+	if a.plainSend(opts) {
+		a.send(&t.message)
+	} else {
+		a.sendWith(&t.message, opts)
+	}
 }
 
-// send applies opts to m and queues it on a, or fails it at once.
-func (a *core) send(m *message, j job, opts []SendOption) {
-	setJob(&m.item, j)
+// plainSend reports whether a message to a with opts is plain: no
+// option, nothing to inherit from the sending handler, no observer and
+// no bound. Call, CallNext and Tell send a plain message with send and
+// any other with sendWith, each called directly: a handler's sends run
+// on its runner's small stack (see stack_internal_test.go), and neither
+// is then under the other's frame.
+func (a *core) plainSend(opts []SendOption) bool {
+	return len(opts) == 0 && inheriting.n.Load() == 0 && a.sys.obs == nil && a.bound == nil
+}
+
+// send queues a plain message (plainSend) m, whose item holds its job
+// (setJob), on a, or fails it at once. Its frame is small: it holds no
+// sendOpts.
+func (a *core) send(m *message) {
+	// What admit does for such a message: no deadline; refused if a
+	// stopped or drains.
+	m.item.Deadline = time.Time{}
+	if a.flags.Load()&(fStopped|fDraining) != 0 {
+		a.refuseStopped(m)
+		return
+	}
+	// post, by hand: one frame fewer above start's.
+	if !a.intakePush(m) {
+		return
+	}
+	if a.grp != nil {
+		a.startGroup()
+	} else {
+		a.start()
+	}
+	if a.handling() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
+		a.queueNow(false)
+	}
+}
+
+// sendWith applies opts to m, whose item holds its job (setJob), and
+// queues it on a, or fails it at once: send for any message that is not
+// plain (plainSend).
+func (a *core) sendWith(m *message, opts []SendOption) {
 	var o sendOpts
 	o.read(m, opts)
 	if inheriting.n.Load() != 0 && !o.detached {
@@ -175,13 +226,33 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		// on a handler's small stack.
 		o.now, o.haveNow = a.sys.now(), true
 	}
-	if !a.admit(m, j, &o) {
+	if !a.admit(m, &o) {
 		return // failed at once
 	}
+	if a.post(m, !o.dl.IsZero()) && !o.dl.IsZero() {
+		a.needWatch(o.dl, o.now)
+	}
+}
+
+// refuseStopped fails m, sent to a stopped or draining actor, with
+// ErrStopped, as admit does.
+//
+//go:noinline
+func (a *core) refuseStopped(m *message) {
+	if m.state.CompareAndSwap(stQueued, stStopped) {
+		a.refuse(m, jobOf(&m.item), ErrStopped)
+	}
+}
+
+// post puts m, admitted, on a's intake and makes sure a goroutine holds
+// a. If a is busy with another sender's message, it queues m at once,
+// and watches its deadline if watched is true. It reports whether m was
+// left in the intake for the runner to queue.
+func (a *core) post(m *message, watched bool) bool {
 	// m.state is stQueued (the zero value) from here: a context that ends
 	// now cancels it, and the intake's drain skips it.
 	if !a.intakePush(m) {
-		return
+		return false
 	}
 	if a.grp != nil {
 		a.startGroup()
@@ -189,20 +260,27 @@ func (a *core) send(m *message, j job, opts []SendOption) {
 		a.start()
 	}
 	if a.handling() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
-		// The actor is busy (and not with this sender, whose own stack
-		// should stay shallow) and its lock free: queue the message now
-		// rather than leave it to the runner or, worse, to the watchdog,
-		// which would have to sort a backlog before failing what is due.
-		a.drain()
-		if !o.dl.IsZero() {
-			a.watchQueued()
-		}
-		a.unlock()
-		return
+		a.queueNow(watched)
+		return false
 	}
-	if !o.dl.IsZero() {
-		a.needWatch(o.dl, o.now)
+	return true
+}
+
+// queueNow queues the intake, and watches its deadlines if watched is
+// true, for a sender that took a.mu while a's runner is in a handler.
+// The actor is busy (and not with this sender, whose own stack should
+// stay shallow) and its lock was free: the sender queues its message now
+// rather than leave it to the runner or, worse, to the watchdog, which
+// would have to sort a backlog before failing what is due. Returns
+// without a.mu.
+//
+//go:noinline
+func (a *core) queueNow(watched bool) {
+	a.drain()
+	if watched {
+		a.watchQueued()
 	}
+	a.unlock()
 }
 
 // sendOpts is what a message's options say beyond the fields of its
@@ -261,7 +339,8 @@ func (o *sendOpts) read(m *message, opts []SendOption) {
 // admit sets m's start deadline and context, or fails m at once: its
 // context has ended, its deadline has passed, or a has stopped. It
 // reports whether m may be queued.
-func (a *core) admit(m *message, j job, o *sendOpts) bool {
+func (a *core) admit(m *message, o *sendOpts) bool {
+	j := jobOf(&m.item)
 	o.dl = o.by
 	if o.hasWithin {
 		o.dl = deadline.Earliest(o.dl, o.now.Add(o.within))
@@ -302,9 +381,7 @@ func (a *core) admit(m *message, j job, o *sendOpts) bool {
 		a.watchContext(m, o.ctx)
 	}
 	if a.flags.Load()&(fStopped|fDraining) != 0 { // stopped, or draining: refused
-		if m.state.CompareAndSwap(stQueued, stStopped) {
-			a.refuse(m, j, ErrStopped)
-		}
+		a.refuseStopped(m)
 		return false
 	}
 	return true

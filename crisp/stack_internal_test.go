@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,9 +22,14 @@ import (
 // resumed; group.go: scheduleGroup; queue.go: noQueue), makeQueue's place
 // in queue.go and System.now's direct clock read. A runner that outgrows
 // that stack copies it, on every new actor's first message (ring-1k 30%
-// slower, threadring with deadlines 4x; see BENCHMARKS.md). The tests
-// below fail when the assumptions behind that tuning break; they are
-// all here.
+// slower, threadring with deadlines 4x; see BENCHMARKS.md). A handler's
+// sends and spawns run on that stack too, above the runner's frames: so
+// the runner's loop is in run itself (no serve frame), a plain message
+// goes through send, whose frame holds no sendOpts (sendWith has them),
+// the callers choose between the two (plainSend) rather than one calling
+// the other, and Spawn finds its configuration in lastConfig before the
+// map (actor.go). The tests below fail when the assumptions behind that
+// tuning break; they are all here.
 const (
 	// tunedStack is the stack, in bytes, Go starts a goroutine with at
 	// the least: the size the frames were trimmed to fit.
@@ -137,13 +145,20 @@ func runnerStacks(t *testing.T, opts ...Option) (runners, plain, grown float64) 
 // them are blocked in park. Collections first return the stacks of
 // goroutines that have ended, so that new goroutines take new ones.
 func stackPerGoroutine(n int, start func(park func())) float64 {
+	return stackPerParked(n, 1, start)
+}
+
+// stackPerParked is stackPerGoroutine for starts that each start k
+// goroutines calling park: it returns the stack memory in use per
+// goroutine while all n*k of them are blocked in park.
+func stackPerParked(n, k int, start func(park func())) float64 {
 	runtime.GC()
 	runtime.GC()
 	before := stackInuse()
-	parked := make(chan struct{}, n)
+	parked := make(chan struct{}, n*k)
 	release := make(chan struct{})
 	var left sync.WaitGroup
-	left.Add(n)
+	left.Add(n * k)
 	park := func() {
 		defer left.Done()
 		parked <- struct{}{}
@@ -152,13 +167,13 @@ func stackPerGoroutine(n int, start func(park func())) float64 {
 	for range n {
 		start(park)
 	}
-	for range n {
+	for range n * k {
 		<-parked
 	}
 	after := stackInuse()
 	close(release)
 	left.Wait()
-	return float64(int64(after)-int64(before)) / float64(n)
+	return float64(int64(after)-int64(before)) / float64(n*k)
 }
 
 func stackInuse() uint64 {
@@ -178,4 +193,112 @@ func growStack(n int) byte {
 		return pad[0]
 	}
 	return growStack(n-1) + pad[n%len(pad)]
+}
+
+// handlerMargin is how many bytes of its own frames a handler may have
+// above a bare handler's, and still Tell an idle actor and Spawn and
+// Tell a new one without its runner outgrowing its starting stack. It
+// is what the send path's tuning reaches (send.go: send's plain path and
+// queueNow; runner.go: the loop in run; actor.go: configFor's
+// lastConfig, panicNilActor); a bare handler could not Spawn without a
+// copy before it. On go1.26/amd64 the senders grow from 288 bytes on.
+const handlerMargin = 224
+
+// A handler a few frames deep that Tells an idle actor, and Spawns an
+// actor and Tells it, must keep its runner's starting stack: every real
+// handler does so, on every new runner (fib, the rings, threadring).
+// handlerMargin bytes deeper than a bare handler, it sends, then blocks,
+// and so do the two runners it started: three goroutines per start,
+// measured as in TestAFreshRunnerKeepsItsStartingStack; besides, each
+// sender checks whether its stack moved (was copied to a larger one).
+//
+// The collector is off meanwhile: its assists and sweeps run deep
+// inside mallocgc, so a sender that allocates during a collection grows
+// its stack whatever crisp's frames are. The runtime's rarer slow paths
+// remain (a new span for the allocation cache, every few dozen
+// allocations): about one sender in ten grows for them, which the bounds
+// below allow; before the tuning, nearly all of them grew.
+func TestAHandlerDeepInItsStackTellsAndSpawnsOnItsStartingStack(t *testing.T) {
+	skipUntunedPlatform(t)
+	if raceEnabled {
+		t.Skip("under the race detector every goroutine outgrows its starting stack: the runtime reserves twice as much at its bottom")
+	}
+	if !inChild(t) {
+		return
+	}
+	const n = 4000
+	plain := stackPerGoroutine(n, func(park func()) { go park() })
+	grown := stackPerGoroutine(n, func(park func()) {
+		go func() {
+			growStack(8)
+			park()
+		}()
+	})
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	senders := make([]*Actor[int], n)
+	idle := make([]*Actor[int], n)
+	for i := range senders {
+		senders[i], idle[i] = Spawn(sys, i), Spawn(sys, i)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	var moved, shallow atomic.Int64
+	next := 0
+	runners := stackPerParked(n, 3, func(park func()) {
+		parked := func(*Proc, int) { park() }
+		to := idle[next]
+		send := func() {
+			Tell(to, parked)
+			Tell(Spawn(sys, 0), parked)
+		}
+		Tell(senders[next], func(*Proc, int) {
+			top := stackAddr()
+			depth := deeper(top, handlerMargin, send)
+			if stackAddr() != top {
+				moved.Add(1)
+			} else if depth < handlerMargin {
+				shallow.Add(1)
+			}
+			park()
+		})
+		next++
+	})
+	t.Logf("%d of %d senders outgrew their starting stack; stack in use per goroutine: %.0f bytes for a sender and its two receivers' runners, %.0f for goroutines that only block, %.0f for ones that grew", moved.Load(), n, runners, plain, grown)
+	require.Zero(t, shallow.Load(), "the handlers did not reach %d bytes deep", handlerMargin)
+	require.Greater(t, grown-plain, float64(tunedStack)/2, "the measure no longer sees a stack grow")
+	assert.Less(t, moved.Load(), int64(n/4), "%d of %d runners whose handlers sent %d bytes deep outgrew their %d-byte starting stack: trim the frames on the send path (see the comment at the top of stack_internal_test.go)", moved.Load(), n, handlerMargin, tunedStack)
+	// Half the senders, a third of the goroutines, at twice the stack
+	// would put the mean a sixth of the way from plain to grown.
+	assert.Less(t, runners, plain+(grown-plain)/6,
+		"runners outgrew their %d-byte starting stack handling a Tell that sends %d bytes deep: trim the frames on the send path (see the comment at the top of stack_internal_test.go)", tunedStack, handlerMargin)
+}
+
+// stackAddr returns the address of a local of its own frame: called
+// from two frames of one goroutine, the difference is how much deeper
+// the second is, unless the stack moved between the calls.
+//
+//go:noinline
+func stackAddr() uintptr {
+	var b byte
+	return uintptr(unsafe.Pointer(&b))
+}
+
+// deeper calls f from frames at least n bytes below the caller of
+// stackAddr that returned top, and returns how far below they are; or,
+// if the stack moved meanwhile (top no longer points into it), calls f at
+// once and returns -1. Its own frame is small (48 bytes on amd64), so it
+// overshoots n by little.
+//
+//go:noinline
+func deeper(top uintptr, n int, f func()) int {
+	d := int(top - stackAddr())
+	if d < 0 || d > 1<<16 {
+		f()
+		return -1
+	}
+	if d >= n {
+		f()
+		return d
+	}
+	return deeper(top, n, f) + 0
 }
