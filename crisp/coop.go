@@ -138,7 +138,7 @@ func (t *procTimer) Expire(time.Time) {
 	if p.x.sleeping {
 		p.x.sleeping, p.x.timed = false, false
 		a.sys.busy.Add(1) // busy again before the wake, so WaitIdle cannot slip between
-		p.wake <- struct{}{}
+		p.signal()
 		a.mu.Unlock()
 		return
 	}
@@ -186,7 +186,7 @@ func (p *Proc) Sleep(d time.Duration) {
 	more.sleepers = append(more.sleepers, p)
 	a.sys.busyDone()
 	a.mu.Unlock()
-	<-p.wake
+	p.waitSignal()
 	a.mu.Lock()
 	a.dropSleeper(p)
 	a.mu.Unlock()
@@ -220,7 +220,7 @@ func (a *core) wakeSleepers() {
 			p.x.sleeping = false
 			a.sys.wd.Cancel(&p.x.wd)
 			a.sys.busy.Add(1)
-			p.wake <- struct{}{}
+			p.signal()
 		}
 	}
 }
@@ -295,7 +295,7 @@ func (p *Proc) awaitsItself(src plumb.Source) error {
 // calls run) and the message gets ErrStopped.
 func (p *Proc) park(arm func(epoch uint32)) {
 	p.suspend(arm)
-	<-p.wake
+	p.waitSignal()
 	p.resumed()
 }
 
@@ -435,8 +435,7 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 			a.handTo(m)
 		} else {
 			m.state.Store(stTaken)
-			a.sys.gor.Add(1)
-			go a.run(m)
+			a.spawn(m)
 		}
 		a.mu.Unlock()
 		return

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/internal/ready"
 )
 
 // Actor groups and synchronised data.
@@ -410,15 +411,22 @@ func (a *core) startGroup() {
 		if g.runners.CompareAndSwap(r, r+1) {
 			a.flags.Or(fActive | fHandling)
 			a.sys.busy.Add(1)
-			a.sys.gor.Add(1)
-			go a.runGroup()
+			a.spawnGroup()
 			return
 		}
 	}
 }
 
+// spawnGroup starts a group runner goroutine.
+func (a *core) spawnGroup() {
+	a.sys.gor.Add(1)
+	ready.Add(1)
+	go a.runGroup()
+}
+
 // runGroup is the body of a group's runner goroutine.
 func (a *core) runGroup() {
+	ready.Done()
 	p := &Proc{a: a, g: gid.Current()}
 	defer a.exit(p)
 	a.mu.Lock()

@@ -12,7 +12,7 @@ import (
 	"github.com/crisprt/crisp/internal/crisptest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(crisptest.CountsReady(m)) }
 
 // The shared helpers (internal/crisptest), under the names these tests use.
 var (

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/internal/watchdog"
 )
 
@@ -309,6 +310,7 @@ func (a *core) drainStop(why error) {
 	if a.acquire() { // idle: a runner does the rest (lifeTurn)
 		a.sys.busy.Add(1)
 		a.sys.gor.Add(1)
+		ready.Add(1)
 		a.mu.Unlock()
 		go a.run(nil)
 		return
@@ -455,8 +457,7 @@ func (a *core) stopLife() {
 	if a.grp == nil && !lf.stoppedRan && lf.ops != nil && lf.ops.hookJob(hookStopped) != nil && a.acquire() {
 		// Nobody holds the actor: a runner runs the hook (quit).
 		a.sys.busy.Add(1)
-		a.sys.gor.Add(1)
-		go a.run(nil)
+		a.spawn(nil)
 		return
 	}
 	a.endIfOver()

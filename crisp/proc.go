@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/internal/watchdog"
 )
 
@@ -33,6 +34,19 @@ type Proc struct {
 	// pointer to the maker in each continuation, lets a finished maker be
 	// collected while its continuations wait.
 	thens []continuation
+}
+
+// signal wakes p's goroutine, parked in waitSignal (or about to park).
+// Until it runs, it counts as ready: runners with a backlog yield to it.
+func (p *Proc) signal() {
+	ready.Add(1)
+	p.wake <- struct{}{}
+}
+
+// waitSignal parks p's goroutine until signal.
+func (p *Proc) waitSignal() {
+	<-p.wake
+	ready.Done()
 }
 
 // procExtra is the state only some suspensions need.

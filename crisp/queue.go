@@ -430,7 +430,7 @@ func (a *core) abort(m *message, err error) {
 			// failed its message (abandon): whatever waits on that
 			// future must see it resolved at this instant.
 			a.sys.busy.Add(1)
-			p.wake <- struct{}{}
+			p.signal()
 			return
 		}
 		a.addFailure(failure{m: m, err: err})

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 
 	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/internal/ready"
 )
 
 // How an actor passes between goroutines.
@@ -103,8 +104,20 @@ func (a *core) start() {
 		return
 	}
 	a.sys.busy.Add(1)
+	// spawn's body, written out: this is the frame under a handler's
+	// Tell to an idle actor, and one more frame there makes handlers that
+	// Tell near the 2 KiB starting stack's limit grow their stacks.
 	a.sys.gor.Add(1)
+	ready.Add(1)
 	go a.run(nil)
+}
+
+// spawn starts a runner goroutine for the actor; first is as for run.
+// The new goroutine counts as ready (package ready) until it runs.
+func (a *core) spawn(first *message) {
+	a.sys.gor.Add(1)
+	ready.Add(1)
+	go a.run(first)
 }
 
 // run is the body of every runner goroutine. first, if not nil, is a
@@ -119,6 +132,7 @@ func (a *core) start() {
 // stack_internal_test.go). So the loop is here, not in a function of its
 // own: one frame fewer under every handler.
 func (a *core) run(first *message) {
+	ready.Done()
 	p := &Proc{a: a, g: gid.Current()}
 	defer a.exit(p)
 	a.enter(p)
@@ -282,7 +296,7 @@ func (a *core) standBy(p *Proc) bool {
 		p.wake = make(chan struct{}, 1)
 	}
 	a.mu.Unlock()
-	<-p.wake
+	p.waitSignal()
 	serve := p.serve
 	p.serve = false
 	return serve
@@ -306,7 +320,7 @@ func (a *core) dismissSpare() {
 	if sp := a.coop.spare; sp != nil {
 		a.coop.spare = nil
 		sp.serve = false
-		sp.wake <- struct{}{}
+		sp.signal()
 	}
 }
 
@@ -427,7 +441,7 @@ func (p *Proc) recoverHandler() {
 // a.mu held, by the goroutine giving the actor up.
 func (a *core) handTo(m *message) {
 	a.holder.Store(uintptr(m.ext.proc.g))
-	m.ext.proc.wake <- struct{}{}
+	m.ext.proc.signal()
 }
 
 // passOn gives the actor, which the calling goroutine holds and is
@@ -444,11 +458,10 @@ func (a *core) passOn() {
 		a.coop.spare = nil
 		sp.serve = true
 		a.holder.Store(uintptr(sp.g))
-		sp.wake <- struct{}{}
+		sp.signal()
 		return
 	}
-	a.sys.gor.Add(1)
-	go a.run(nil)
+	a.spawn(nil)
 }
 
 // release gives up the actor and reports true, unless work arrived in
@@ -503,15 +516,14 @@ func (a *core) abandon(p *Proc) {
 	if m != nil {
 		a.fail(jobOf(&m.item), errGoexit)
 	}
-	a.sys.gor.Add(1)
 	if g := a.grp; g != nil {
 		a.mu.Lock()
 		g.free = append(g.free, p.w)
 		g.dropRunner(p)
 		a.mu.Unlock()
-		go a.runGroup() // the new goroutine takes this runner's place
+		a.spawnGroup() // the new goroutine takes this runner's place
 		return
 	}
 	a.flags.And(^uint32(fHandling))
-	go a.run(nil) // still active: the new goroutine takes the actor over
+	a.spawn(nil) // still active: the new goroutine takes the actor over
 }

@@ -43,6 +43,7 @@ package future
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/crisprt/crisp/internal/plumb"
+	"github.com/crisprt/crisp/internal/ready"
 )
 
 // The runtime's access to what users do not see (see internal/plumb).
@@ -105,6 +107,10 @@ type node struct {
 	next *node
 	ch   chan struct{}
 	fn   func()
+	// parked counts the goroutines blocked in Get on ch, until the
+	// resolver takes the count (leaving it negative) to count them as
+	// ready (package ready) before it closes ch.
+	parked atomic.Int32
 }
 
 // Sentinels for Future.w. A fresh future holds nil.
@@ -160,10 +166,50 @@ func (f *Future[T]) Get() (T, error) {
 			return zero, err
 		}
 		defer f.endWait()
-		<-f.Done()
+		f.park()
 	}
 	return f.val, f.err
 }
+
+// park blocks until the future is resolved. The resolver counts the
+// parked goroutine as ready, so that runners with a backlog yield to it.
+func (f *Future[T]) park() {
+	n, counted := f.enter()
+	<-n.ch
+	n.leave(counted, true)
+}
+
+// enter registers the calling goroutine as about to block on the
+// returned node's channel, to be counted as ready by the resolver (see
+// node.parked), and reports whether it will be: not if the resolver has
+// taken the count already. Once the future is resolved it returns a node
+// whose channel is closed.
+func (f *Future[T]) enter() (*node, bool) {
+	n := f.waiter()
+	if n == nil {
+		return closedNode, false
+	}
+	return n, n.parked.Add(1) > 0
+}
+
+// leave ends a wait entered on n; counted is what enter reported, and
+// woken whether the wait ended because n's channel was closed. A
+// goroutine the resolver counted as ready is done being ready; one that
+// leaves for another reason (a timeout, a context) takes itself off the
+// count the resolver has yet to take, or, if the resolver took it
+// meanwhile, is done being ready all the same.
+func (n *node) leave(counted, woken bool) {
+	if !counted {
+		return
+	}
+	if woken || n.parked.Add(-1) < 0 {
+		ready.Done()
+	}
+}
+
+// closedNode stands for the node of a resolved future: waits on it end
+// at once and count nothing.
+var closedNode = &node{ch: closed}
 
 // checkWait asks the source, if any, whether the caller may block.
 func (f *Future[T]) checkWait() error {
@@ -189,11 +235,14 @@ func (f *Future[T]) GetWithin(d time.Duration) (T, error) {
 	}
 	defer f.endWait()
 	t := f.clock().Timer(d)
+	n, counted := f.enter()
 	select {
-	case <-f.Done():
+	case <-n.ch:
+		n.leave(counted, true)
 		t.Stop()
 		return f.val, f.err
 	case <-t.C:
+		n.leave(counted, false)
 		if f.Ready() { // resolved at the very instant of the timeout
 			return f.val, f.err
 		}
@@ -221,10 +270,13 @@ func (f *Future[T]) GetContext(ctx context.Context) (T, error) {
 		return zero, err
 	}
 	defer f.endWait()
+	n, counted := f.enter()
 	select {
-	case <-f.Done():
+	case <-n.ch:
+		n.leave(counted, true)
 		return f.val, f.err
 	case <-ctx.Done():
+		n.leave(counted, false)
 		if f.Ready() {
 			return f.val, f.err
 		}
@@ -237,19 +289,28 @@ func (f *Future[T]) GetContext(ctx context.Context) (T, error) {
 // in a loop does not allocate; calls made after may return another,
 // already closed, channel.
 func (f *Future[T]) Done() <-chan struct{} {
+	if n := f.waiter(); n != nil {
+		return n.ch
+	}
+	return closed
+}
+
+// waiter returns the waiter list's node with a channel, adding one if
+// there is none, or nil once the future is resolved.
+func (f *Future[T]) waiter() *node {
 	var n *node
 	for {
 		h := f.w.Load()
 		switch h {
 		case resolved:
-			return closed
+			return nil
 		case resolving:
 			runtime.Gosched()
 			continue
 		}
 		for w := h; w != nil; w = w.next {
 			if w.ch != nil {
-				return w.ch
+				return w
 			}
 		}
 		if n == nil {
@@ -257,7 +318,7 @@ func (f *Future[T]) Done() <-chan struct{} {
 		}
 		n.next = h
 		if f.w.CompareAndSwap(h, n) {
-			return n.ch
+			return n
 		}
 	}
 }
@@ -289,12 +350,18 @@ func (f *Future[T]) spin() bool {
 	if s, ok := f.src.(soonSource); ok && !s.ResultSoon() {
 		return false
 	}
+	// While it spins, the waiter is runnable but not running: it counts
+	// as ready, so that a runner with a backlog yields to it as it would
+	// to a parked waiter it woke.
+	ready.Add(1)
 	for range spins {
 		runtime.Gosched()
 		if f.w.Load() == resolved {
+			ready.Done()
 			return true
 		}
 	}
+	ready.Done()
 	return false
 }
 
@@ -342,6 +409,9 @@ func wake(h *node) {
 	}
 	for _, n := range ns {
 		if n.ch != nil {
+			if k := n.parked.Swap(math.MinInt32); k > 0 {
+				ready.Add(int(k))
+			}
 			close(n.ch)
 		}
 	}

@@ -5,8 +5,11 @@ package crisptest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/crisprt/crisp/crisp"
+	"github.com/crisprt/crisp/internal/ready"
 )
 
 // T0 is where every mock clock of these helpers starts.
@@ -51,4 +55,28 @@ func WaitIdle(t testing.TB, sys *crisp.System) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, sys.WaitIdle(ctx), "system did not go idle")
+}
+
+// CountsReady wraps a test binary's m so that, after its tests, the
+// binary fails unless every goroutine counted by package ready has run:
+// a count left above zero would make runners yield for good. Use it as
+// goleak.VerifyTestMain(crisptest.CountsReady(m)).
+func CountsReady(m *testing.M) interface{ Run() int } { return readyCheck{m} }
+
+type readyCheck struct{ m *testing.M }
+
+func (c readyCheck) Run() int {
+	code := c.m.Run()
+	// Goroutines counted at the very end of a test may still be on
+	// their way to run: give them a bounded while, as goleak does.
+	for end := time.Now().Add(5 * time.Second); ready.N() != 0 && time.Now().Before(end); {
+		runtime.Gosched()
+	}
+	if n := ready.N(); n != 0 {
+		fmt.Fprintf(os.Stderr, "internal/ready counts %d goroutines as ready after every test has ended: some Add was not paired with a Done\n", n)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
 }

@@ -1,0 +1,77 @@
+package future_test
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/ready"
+)
+
+// settled waits, boundedly, for package ready's count to return to zero:
+// the goroutines it counted may still be on their way to run.
+func settled(t *testing.T) {
+	t.Helper()
+	for i := 0; ready.N() != 0 && i < 100_000; i++ {
+		runtime.Gosched()
+	}
+	require.Zero(t, ready.N(), "goroutines counted as ready and never done")
+}
+
+// A goroutine blocked in Get, GetWithin or GetContext counts as ready
+// once the result wakes it (runners with a backlog yield to it), and not
+// after it has run; one whose wait ends otherwise (its time, its context)
+// leaves nothing counted, whether the result comes after or never.
+func TestWaitsLeaveNothingCountedAsReady(t *testing.T) {
+	t.Run("woken by the result", func(t *testing.T) {
+		clk, started := signalClock()
+		for _, get := range []func(f *future.Future[int]) (int, error){
+			func(f *future.Future[int]) (int, error) { return f.Get() },
+			func(f *future.Future[int]) (int, error) { return f.GetWithin(time.Hour) },
+			func(f *future.Future[int]) (int, error) { return f.GetContext(t.Context()) },
+		} {
+			const waiters = 8
+			p := future.NewPromise[int](clk)
+			got := make(chan int, waiters)
+			for range waiters {
+				go func() { v, _ := get(p.Future()); got <- v }()
+			}
+			for len(started) > 0 { // GetWithin's timers
+				<-started
+			}
+			p.Resolve(7, nil)
+			for range waiters {
+				require.Equal(t, 7, <-got)
+			}
+			for len(started) > 0 {
+				<-started
+			}
+			settled(t)
+		}
+	})
+	t.Run("timed out, then resolved", func(t *testing.T) {
+		clk, started := signalClock()
+		p := future.NewPromise[int](clk)
+		errs := make(chan error, 1)
+		go func() { _, err := p.Future().GetWithin(time.Second); errs <- err }()
+		<-started
+		clk.Add(time.Second)
+		require.ErrorIs(t, <-errs, future.ErrTimeout)
+		p.Resolve(1, nil)
+		settled(t)
+	})
+	t.Run("context ended, then resolved", func(t *testing.T) {
+		p := future.NewPromise[int](nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		errs := make(chan error, 1)
+		go func() { _, err := p.Future().GetContext(ctx); errs <- err }()
+		cancel()
+		require.ErrorIs(t, <-errs, context.Canceled)
+		p.Resolve(1, nil)
+		settled(t)
+	})
+}

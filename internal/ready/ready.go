@@ -1,0 +1,45 @@
+// Package ready counts crisp's goroutines that have been made runnable
+// and have not yet started running: new runners, processes handed their
+// actor back, spare runners called in, and callers woken in Future.Get.
+//
+// A runner with a backlog yields the processor now and then so that
+// such goroutines get one. Yielding when none waits only helps other
+// code, and beside goroutines that never yield (CPU-bound code elsewhere
+// in the process) each such yield puts the runner behind them for up to
+// Go's 10 ms time slice: a flood of short messages then runs a few
+// dozen messages per time slice. Waiting lets a runner tell the two
+// cases apart: it yields when one of crisp's own goroutines waits for a
+// processor, and leaves the rest to the Go scheduler's preemption, as
+// every goroutine that computes does.
+//
+// The count is process-wide, as the processors are. Every Add is paired
+// with exactly one Done, by the goroutine it counted, once that
+// goroutine runs; so the count is a bound, not an estimate: when it is
+// zero, no goroutine it counts waits for a processor.
+package ready
+
+import "sync/atomic"
+
+// count sits alone on its cache line: it is written on every wake-up it
+// counts, and read by every runner every few messages.
+var count struct {
+	_ [64]byte
+	n atomic.Int64
+	_ [56]byte
+}
+
+// Add counts k goroutines about to be made runnable. It must come before
+// what makes them runnable (the go statement, the channel operation), so
+// that their Done cannot come first.
+func Add(k int) { count.n.Add(int64(k)) }
+
+// Done is called once by each goroutine counted by Add, when it runs.
+func Done() { count.n.Add(-1) }
+
+// Waiting reports whether some goroutine counted by Add has not yet
+// called Done.
+func Waiting() bool { return count.n.Load() > 0 }
+
+// N returns the count, for tests: zero once every counted goroutine has
+// run.
+func N() int64 { return count.n.Load() }

@@ -1,0 +1,59 @@
+package ready
+
+import (
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestTheCountIsWhatWasAddedAndNotYetDone(t *testing.T) {
+	if N() != 0 || Waiting() {
+		t.Fatalf("a fresh count is %d, waiting %v", N(), Waiting())
+	}
+	Add(3)
+	if N() != 3 || !Waiting() {
+		t.Fatalf("after Add(3): %d, waiting %v", N(), Waiting())
+	}
+	Done()
+	Done()
+	if N() != 1 || !Waiting() {
+		t.Fatalf("after two Done: %d, waiting %v", N(), Waiting())
+	}
+	Done()
+	if N() != 0 || Waiting() {
+		t.Fatalf("after three Done: %d, waiting %v", N(), Waiting())
+	}
+}
+
+// A Done may come before the Add it pairs with is seen by a reader (the
+// counted goroutine runs on another processor at once): the count dips
+// below zero, and Waiting must then say false, not true.
+func TestADoneAheadOfItsAddIsNotWaiting(t *testing.T) {
+	Done()
+	if Waiting() {
+		t.Fatal("a count below zero reads as waiting")
+	}
+	Add(1)
+	if N() != 0 {
+		t.Fatalf("count %d after the pair", N())
+	}
+}
+
+func TestConcurrentPairsLeaveZero(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 10_000 {
+				Add(1)
+				Done()
+			}
+		})
+	}
+	wg.Wait()
+	if N() != 0 {
+		t.Fatalf("count %d after balanced pairs", N())
+	}
+}
