@@ -45,11 +45,22 @@ import (
 const runnerGrace = 4
 
 // yieldEvery is how many messages in a row a runner runs before it
-// yields the processor. Go preempts a goroutine that never blocks only
-// every 10 ms or so: a runner with a backlog of CPU-bound handlers would
-// otherwise keep the watchdog's goroutine (and the callers its misses
-// woke) waiting behind it for whole time slices, and misses would be
-// reported tens of milliseconds late.
+// yields the processor, if one of crisp's own goroutines waits for one
+// (package ready: a new runner, a process handed its actor back, a
+// caller woken in Future.Get, such as those the watchdog's misses wake).
+// Go preempts a goroutine that never blocks only every 10 ms or so: a
+// runner with a backlog of CPU-bound handlers would otherwise keep them
+// waiting behind it for whole time slices, and misses would be reported
+// tens of milliseconds late.
+//
+// A runner does not yield when none of crisp's goroutines waits. Such a
+// yield helps only other code, and beside goroutines that never yield
+// (CPU-bound code elsewhere in the process) it costs a whole time slice:
+// the runner goes to the back of the global run queue, behind them. An
+// unconditional yield every 16 messages made floods 60-280x slower than
+// phony beside two such goroutines (fork-join, counting, bank; see
+// BENCHMARKS.md). Go's preemption still shares the processors with other
+// code, as it does for any goroutine that computes.
 const yieldEvery = 16
 
 // between runs after the n-th message a runner has run in a row. If a
@@ -58,7 +69,8 @@ const yieldEvery = 16
 // schedules, which a processor busy with runners does every 10 ms or
 // so) and yields the processor to it: so a miss is noticed within one
 // handler's run, whatever the handlers' length, and not after yieldEvery
-// of them. Otherwise it yields every yieldEvery messages.
+// of them. Otherwise it yields every yieldEvery messages while one of
+// crisp's goroutines waits for a processor.
 //
 // Tried and dropped: yielding once more whenever the watchdog had woken
 // callers since the runner last looked, so that callers queued behind
@@ -75,7 +87,7 @@ const yieldEvery = 16
 // watchdog then: checked is true for it, and the clock is not read
 // again here.
 func (a *core) between(n int, checked bool) {
-	if !checked && a.sys.wd.Nudge() || n%yieldEvery == 0 {
+	if !checked && a.sys.wd.Nudge() || n%yieldEvery == 0 && (ready.Waiting() || a.sys.wd.Watching()) {
 		runtime.Gosched()
 	}
 }

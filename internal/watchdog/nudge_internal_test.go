@@ -98,3 +98,27 @@ func TestALateBatchIsExpiredOnceEachWithAHelper(t *testing.T) {
 	}
 	assert.Zero(t, w.Len())
 }
+
+// Watching is what keeps runners yielding while deadlines are at stake:
+// true from the Watch of a real-clock deadline until nothing is left to
+// report, and never on a virtual clock.
+func TestWatchingWhileARealClockDeadlineIsWatched(t *testing.T) {
+	w := New(nil)
+	defer w.Stop()
+	assert.False(t, w.Watching(), "a new watchdog watches nothing")
+	var e Entry
+	now := w.clk.Now()
+	require.True(t, w.Watch(&e, new(countingTarget), now.Add(time.Hour), now))
+	assert.True(t, w.Watching())
+	require.True(t, w.Cancel(&e))
+	// A cancelled entry leaves the timer armed for it until it fires
+	// (the heap drops it lazily): Watching may stay true meanwhile, a
+	// yield too many, never one too few.
+
+	mock := clock.NewMock()
+	v := New(mock)
+	defer v.Stop()
+	var f Entry
+	require.True(t, v.Watch(&f, new(countingTarget), mock.Now().Add(time.Second), mock.Now()))
+	assert.False(t, v.Watching(), "virtual time needs no yields to be exact")
+}

@@ -338,6 +338,12 @@ func (w *Watchdog) Nudge() bool {
 	return w.nudge()
 }
 
+// Watching reports whether the watchdog, on the real clock, has a
+// deadline to report: runners keep yielding now and then while it does,
+// so that the goroutines that learn of misses (and the runtime's own
+// work, such as the collector's) get processors promptly.
+func (w *Watchdog) Watching() bool { return w.due.Load() != noDue }
+
 // NudgeAt is Nudge with now, a fresh reading of the watchdog's clock
 // that the caller has at hand, in place of a reading of its own.
 func (w *Watchdog) NudgeAt(now time.Time) bool {

@@ -1,0 +1,70 @@
+package crisp
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// On one processor, a runner with a backlog of quick messages runs it
+// through without yielding to goroutines that are not crisp's: Go's
+// preemption (after 10 ms, far more than the backlog takes) is what
+// shares the processor with other code. A yield every yieldEvery
+// messages, as before, let the goroutine below run after 16 messages;
+// beside goroutines that never yield, each such yield cost a whole time
+// slice.
+func TestARunnerWithABacklogDoesNotYieldToOtherCode(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := Spawn(sys, 0)
+	const n = 1000
+	var ran atomic.Int64
+	seen := make(chan int64, 1)
+	done := make(chan struct{})
+	Tell(a, func(*Proc, int) {
+		ran.Add(1)
+		go func() { seen <- ran.Load() }() // other code, runnable from here on
+	})
+	for range n - 1 {
+		Tell(a, func(*Proc, int) {
+			if ran.Add(1) == n {
+				close(done)
+			}
+		})
+	}
+	<-done
+	require.Equal(t, int64(n), <-seen, "the runner yielded to a goroutine that is not crisp's before its backlog was done")
+}
+
+// But a caller waiting for a result the runner produced gets the
+// processor within yieldEvery messages, whether it waits parked or
+// spinning (package ready counts both).
+func TestARunnerWithABacklogYieldsToACallerWaitingForIt(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := Spawn(sys, 0)
+	const n = 1000
+	var ran atomic.Int64
+	f := Call(a, func(*Proc, int) (int, error) { ran.Add(1); return 1, nil })
+	done := make(chan struct{})
+	for range n - 1 {
+		Tell(a, func(*Proc, int) {
+			if ran.Add(1) == n {
+				close(done)
+			}
+		})
+	}
+	seen := make(chan int64, 1)
+	go func() {
+		_, _ = f.Get()
+		seen <- ran.Load()
+	}()
+	<-done
+	got := <-seen
+	require.LessOrEqual(t, got, int64(2*yieldEvery), "the caller got the processor only after %d of the backlog's %d messages", got, n)
+}
