@@ -47,20 +47,24 @@ const runnerGrace = 4
 // yieldEvery is how many messages in a row a runner runs before it
 // yields the processor, if one of crisp's own goroutines waits for one
 // (package ready: a new runner, a process handed its actor back, a
-// caller woken in Future.Get, such as those the watchdog's misses wake).
-// Go preempts a goroutine that never blocks only every 10 ms or so: a
+// caller woken in Future.Get, such as those the watchdog's misses wake)
+// or while the watchdog watches a deadline on the real clock. Go
+// preempts a goroutine that never blocks only every 10 ms or so: a
 // runner with a backlog of CPU-bound handlers would otherwise keep them
 // waiting behind it for whole time slices, and misses would be reported
-// tens of milliseconds late.
+// tens of milliseconds late. While deadlines are watched the runtime's
+// own work (the collector's workers, timers) also gets a processor at
+// these yields; without them the busy and long lag cells of crispbench
+// timeliness got worse.
 //
-// A runner does not yield when none of crisp's goroutines waits. Such a
-// yield helps only other code, and beside goroutines that never yield
-// (CPU-bound code elsewhere in the process) it costs a whole time slice:
-// the runner goes to the back of the global run queue, behind them. An
-// unconditional yield every 16 messages made floods 60-280x slower than
-// phony beside two such goroutines (fork-join, counting, bank; see
-// BENCHMARKS.md). Go's preemption still shares the processors with other
-// code, as it does for any goroutine that computes.
+// Otherwise a runner does not yield. Such a yield helps only other code,
+// and beside goroutines that never yield (CPU-bound code elsewhere in
+// the process) it costs a whole time slice: the runner goes to the back
+// of the global run queue, behind them. An unconditional yield every 16
+// messages made floods 60-280x slower than phony beside two such
+// goroutines (fork-join, counting, bank; see BENCHMARKS.md). Go's
+// preemption still shares the processors with other code, as it does for
+// any goroutine that computes.
 const yieldEvery = 16
 
 // between runs after the n-th message a runner has run in a row. If a
@@ -70,7 +74,7 @@ const yieldEvery = 16
 // so) and yields the processor to it: so a miss is noticed within one
 // handler's run, whatever the handlers' length, and not after yieldEvery
 // of them. Otherwise it yields every yieldEvery messages while one of
-// crisp's goroutines waits for a processor.
+// crisp's goroutines waits for a processor or a deadline is watched.
 //
 // Tried and dropped: yielding once more whenever the watchdog had woken
 // callers since the runner last looked, so that callers queued behind
