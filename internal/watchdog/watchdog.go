@@ -43,6 +43,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+
+	"github.com/crisprt/crisp/internal/ready"
 )
 
 // Target is told when the deadline it was watched for has come.
@@ -373,11 +375,10 @@ func (w *Watchdog) nudgeAt(now int64) bool {
 		// below, needs. expire re-arms it.
 		w.timer.Stop()
 	}
-	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
+	if !w.stop {
+		w.wake()
 	}
+	w.mu.Unlock()
 	return true
 }
 
@@ -401,10 +402,23 @@ func (w *Watchdog) arm(k int64, now time.Time) {
 func (w *Watchdog) fired() {
 	w.mu.Lock()
 	w.kicks++
+	if !w.stop {
+		w.wake()
+	}
 	w.mu.Unlock()
+}
+
+// wake makes the watchdog's goroutine runnable, unless a wake-up is
+// pending already. Until it runs, it counts as ready (package ready):
+// runners with a backlog yield to it every few messages, as they do to
+// the callers it wakes. Called with mu held, before Stop: after Stop, the
+// loop takes a pending wake-up off the count once, and no other comes.
+func (w *Watchdog) wake() {
+	ready.Add(1)
 	select {
 	case w.kick <- struct{}{}:
-	default:
+	default: // pending already, and counted then
+		ready.Done()
 	}
 }
 
@@ -414,8 +428,14 @@ func (w *Watchdog) loop() {
 	for {
 		select {
 		case <-w.quit:
+			select {
+			case <-w.kick: // pending at Stop: counted, never to be run
+				ready.Done()
+			default:
+			}
 			return
 		case <-w.kick:
+			ready.Done()
 		}
 		if m := time.Duration(w.margin.Load()); m > 0 {
 			w.spin(m)
