@@ -138,3 +138,18 @@ func ExamplePanicError() {
 	// true
 	// still serving <nil>
 }
+
+// A process that also serves requests or runs timers of its own can ask
+// the system's runners to share the processors every 16 messages, as a
+// fair neighbour, rather than only when crisp's own goroutines wait.
+func ExampleWithYieldEvery() {
+	sys := crisp.NewSystem(crisp.WithYieldEvery(16))
+	defer sys.Shutdown(context.Background())
+	counter := crisp.Spawn(sys, new(int))
+	for range 1000 {
+		crisp.Tell(counter, func(_ *crisp.Proc, n *int) { *n++ })
+	}
+	n, _ := crisp.Call(counter, func(_ *crisp.Proc, n *int) (int, error) { return *n, nil }).Get()
+	fmt.Println(n)
+	// Output: 1000
+}

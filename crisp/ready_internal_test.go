@@ -68,3 +68,34 @@ func TestARunnerWithABacklogYieldsToACallerWaitingForIt(t *testing.T) {
 	got := <-seen
 	require.LessOrEqual(t, got, int64(2*yieldEvery), "the caller got the processor only after %d of the backlog's %d messages", got, n)
 }
+
+// WithYieldEvery brings the unconditional yield back for processes whose
+// other code must not wait behind a busy actor for Go's preemption.
+func TestWithYieldEveryYieldsToOtherCodeToo(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sys := NewSystem(WithYieldEvery(16))
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := Spawn(sys, 0)
+	const n = 1000
+	var ran atomic.Int64
+	seen := make(chan int64, 1)
+	done := make(chan struct{})
+	Tell(a, func(*Proc, int) {
+		ran.Add(1)
+		go func() { seen <- ran.Load() }()
+	})
+	for range n - 1 {
+		Tell(a, func(*Proc, int) {
+			if ran.Add(1) == n {
+				close(done)
+			}
+		})
+	}
+	<-done
+	got := <-seen
+	require.LessOrEqual(t, got, int64(2*16), "the other goroutine ran only after %d of %d messages", got, n)
+}
+
+func TestWithYieldEveryRefusesANegativeCount(t *testing.T) {
+	require.PanicsWithValue(t, "crisp: WithYieldEvery(-1): n must not be negative", func() { WithYieldEvery(-1) })
+}

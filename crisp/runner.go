@@ -93,6 +93,8 @@ const yieldEvery = 16
 func (a *core) between(n int, checked bool) {
 	if !checked && a.sys.wd.Nudge() || n%yieldEvery == 0 && (ready.Waiting() || a.sys.wd.Watching()) {
 		runtime.Gosched()
+	} else if e := a.sys.yieldEvery; e > 0 && n%e == 0 {
+		runtime.Gosched() // WithYieldEvery
 	}
 }
 

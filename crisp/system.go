@@ -2,6 +2,7 @@ package crisp
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"runtime"
@@ -29,11 +30,14 @@ import (
 type System struct {
 	clk       clock.Clock
 	precision time.Duration
-	epoch     time.Time // the clock's reading at NewSystem, origin of deadline keys
-	realClock bool      // clk is clock.New()'s: now reads the monotonic clock only
-	log       *slog.Logger
-	wd        *watchdog.Watchdog
-	onDead    func(DeadLetter) // WithDeadLetters's; nil if none
+	// yieldEvery is WithYieldEvery's n: runners yield every yieldEvery
+	// messages whatever waits; 0 if not asked for.
+	yieldEvery int
+	epoch      time.Time // the clock's reading at NewSystem, origin of deadline keys
+	realClock  bool      // clk is clock.New()'s: now reads the monotonic clock only
+	log        *slog.Logger
+	wd         *watchdog.Watchdog
+	onDead     func(DeadLetter) // WithDeadLetters's; nil if none
 	// onEscalate is WithEscalation's function, or nil.
 	onEscalate func(*EscalationError)
 	// lifers are the actors with a lifecycle state (lifecycle.go) that
@@ -145,6 +149,26 @@ func WithLogger(l *slog.Logger) Option {
 // margin of a millisecond covers Linux's timer lateness.
 func WithPrecision(margin time.Duration) Option {
 	return Option{func(s *System) { s.precision = margin }}
+}
+
+// WithYieldEvery makes the system's runners yield the processor after
+// every n messages they run in a row, whether or not anything of crisp's
+// waits for it. By default a runner with a backlog yields only to
+// crisp's own goroutines (a new runner, a caller its results woke, the
+// watchdog) and every 16 messages while a deadline is watched on the
+// real clock: beside goroutines that never yield, any other yield costs
+// the runner a whole 10 ms time slice of Go's. Other code in the process
+// (timers, servers, goroutines of other libraries) then gets a processor
+// from a busy actor only by Go's preemption, every 10 ms or so, as from
+// any goroutine that computes. Use WithYieldEvery in processes where
+// such code must not wait that long behind busy actors; 16 is the
+// frequency crisp used before it knew better. n must not be negative:
+// WithYieldEvery panics if it is. 0 keeps the default.
+func WithYieldEvery(n int) Option {
+	if n < 0 {
+		panic(fmt.Sprintf("crisp: WithYieldEvery(%d): n must not be negative", n))
+	}
+	return Option{func(s *System) { s.yieldEvery = n }}
 }
 
 // NewSystem starts a system: it starts the watchdog goroutine, which
