@@ -17,11 +17,19 @@ import (
 // beside goroutines that never yield, each such yield cost a whole time
 // slice.
 func TestARunnerWithABacklogDoesNotYieldToOtherCode(t *testing.T) {
+	const n = 1000
+	require.Equal(t, int64(n), backlogSeenByOtherCode(t, n), "the runner yielded to a goroutine that is not crisp's before its backlog was done")
+}
+
+// backlogSeenByOtherCode runs a backlog of n quick messages on one
+// processor, on an actor of a system made with opts, and returns how
+// many had run when a goroutine made runnable by the first one (other
+// code, not crisp's) got the processor.
+func backlogSeenByOtherCode(t *testing.T, n int64, opts ...Option) int64 {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	sys := NewSystem()
+	sys := NewSystem(opts...)
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 	a := Spawn(sys, 0)
-	const n = 1000
 	var ran atomic.Int64
 	seen := make(chan int64, 1)
 	done := make(chan struct{})
@@ -37,7 +45,7 @@ func TestARunnerWithABacklogDoesNotYieldToOtherCode(t *testing.T) {
 		})
 	}
 	<-done
-	require.Equal(t, int64(n), <-seen, "the runner yielded to a goroutine that is not crisp's before its backlog was done")
+	return <-seen
 }
 
 // But a caller waiting for a result the runner produced gets the
@@ -72,28 +80,8 @@ func TestARunnerWithABacklogYieldsToACallerWaitingForIt(t *testing.T) {
 // WithYieldEvery brings the unconditional yield back for processes whose
 // other code must not wait behind a busy actor for Go's preemption.
 func TestWithYieldEveryYieldsToOtherCodeToo(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	sys := NewSystem(WithYieldEvery(16))
-	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	a := Spawn(sys, 0)
-	const n = 1000
-	var ran atomic.Int64
-	seen := make(chan int64, 1)
-	done := make(chan struct{})
-	Tell(a, func(*Proc, int) {
-		ran.Add(1)
-		go func() { seen <- ran.Load() }()
-	})
-	for range n - 1 {
-		Tell(a, func(*Proc, int) {
-			if ran.Add(1) == n {
-				close(done)
-			}
-		})
-	}
-	<-done
-	got := <-seen
-	require.LessOrEqual(t, got, int64(2*16), "the other goroutine ran only after %d of %d messages", got, n)
+	got := backlogSeenByOtherCode(t, 1000, WithYieldEvery(16))
+	require.LessOrEqual(t, got, int64(2*16), "the other goroutine ran only after %d of 1000 messages", got)
 }
 
 func TestWithYieldEveryRefusesANegativeCount(t *testing.T) {
