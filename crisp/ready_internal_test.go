@@ -49,8 +49,10 @@ func backlogSeenByOtherCode(t *testing.T, n int64, opts ...Option) int64 {
 }
 
 // But a caller waiting for a result the runner produced gets the
-// processor within yieldEvery messages, whether it waits parked or
-// spinning (package ready counts both).
+// processor within yieldEvery messages of it, whether it waits parked or
+// spinning (package ready counts both). The backlog is queued behind a
+// handler that holds the actor until the caller waits, so that the
+// caller's wait starts before the result whatever the scheduler does.
 func TestARunnerWithABacklogYieldsToACallerWaitingForIt(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	sys := NewSystem()
@@ -58,22 +60,17 @@ func TestARunnerWithABacklogYieldsToACallerWaitingForIt(t *testing.T) {
 	a := Spawn(sys, 0)
 	const n = 1000
 	var ran atomic.Int64
+	gate, held := make(chan struct{}), make(chan struct{})
+	Tell(a, func(*Proc, int) { close(held); <-gate })
+	<-held
 	f := Call(a, func(*Proc, int) (int, error) { ran.Add(1); return 1, nil })
-	done := make(chan struct{})
 	for range n - 1 {
-		Tell(a, func(*Proc, int) {
-			if ran.Add(1) == n {
-				close(done)
-			}
-		})
+		Tell(a, func(*Proc, int) { ran.Add(1) })
 	}
-	seen := make(chan int64, 1)
-	go func() {
-		_, _ = f.Get()
-		seen <- ran.Load()
-	}()
-	<-done
-	got := <-seen
+	go close(gate) // other code: it runs once the caller below waits
+	_, err := f.Get()
+	require.NoError(t, err)
+	got := ran.Load()
 	require.LessOrEqual(t, got, int64(2*yieldEvery), "the caller got the processor only after %d of the backlog's %d messages", got, n)
 }
 
