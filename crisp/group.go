@@ -419,8 +419,7 @@ func (a *core) startGroup() {
 
 // spawnGroup starts a group runner goroutine.
 func (a *core) spawnGroup() {
-	a.sys.gor.Add(1)
-	ready.Add(1)
+	a.countRunner()
 	go a.runGroup()
 }
 

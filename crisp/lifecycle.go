@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/internal/watchdog"
 )
 
@@ -309,8 +308,7 @@ func (a *core) drainStop(why error) {
 	lf.stoppingPending = lf.ops != nil && lf.ops.hookJob(hookStopping) != nil
 	if a.acquire() { // idle: a runner does the rest (lifeTurn)
 		a.sys.busy.Add(1)
-		a.sys.gor.Add(1)
-		ready.Add(1)
+		a.countRunner()
 		a.mu.Unlock()
 		go a.run(nil)
 		return

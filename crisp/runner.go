@@ -61,8 +61,9 @@ const runnerGrace = 4
 // and beside goroutines that never yield (CPU-bound code elsewhere in
 // the process) it costs a whole time slice: the runner goes to the back
 // of the global run queue, behind them. An unconditional yield every 16
-// messages made floods 60-280x slower than phony beside two such
-// goroutines (fork-join, counting, bank; see BENCHMARKS.md). Go's
+// messages made floods far slower than phony beside two such
+// goroutines (fork-join 185-280x, bank up to 190x, counting timing out;
+// see BENCHMARKS.md). Go's
 // preemption still shares the processors with other code, as it does for
 // any goroutine that computes.
 const yieldEvery = 16
@@ -93,7 +94,7 @@ const yieldEvery = 16
 func (a *core) between(n int, checked bool) {
 	if !checked && a.sys.wd.Nudge() || n%yieldEvery == 0 && (ready.Waiting() || a.sys.wd.Watching()) {
 		runtime.Gosched()
-	} else if e := a.sys.yieldEvery; e > 0 && n%e == 0 {
+	} else if e := a.sys.yieldAlways; e > 0 && n%e == 0 {
 		runtime.Gosched() // WithYieldEvery
 	}
 }
@@ -122,19 +123,27 @@ func (a *core) start() {
 		return
 	}
 	a.sys.busy.Add(1)
-	// spawn's body, written out: this is the frame under a handler's
-	// Tell to an idle actor, and one more frame there makes handlers that
-	// Tell near the 2 KiB starting stack's limit grow their stacks.
-	a.sys.gor.Add(1)
-	ready.Add(1)
+	// The go statement stays here, not in spawn: this is the frame under
+	// a handler's Tell to an idle actor, and one more frame there makes
+	// handlers that Tell near the 2 KiB starting stack's limit grow their
+	// stacks.
+	a.countRunner()
 	go a.run(nil)
 }
 
-// spawn starts a runner goroutine for the actor; first is as for run.
-// The new goroutine counts as ready (package ready) until it runs.
-func (a *core) spawn(first *message) {
+// countRunner counts a runner goroutine about to be started: in the
+// system's goroutines, which Shutdown waits for, and as ready (package
+// ready) until it runs (run and runGroup take it off). It comes before
+// the go statement, and before the actor's lock is let go where a caller
+// holds it, so that Shutdown cannot miss the goroutine.
+func (a *core) countRunner() {
 	a.sys.gor.Add(1)
 	ready.Add(1)
+}
+
+// spawn starts a runner goroutine for the actor; first is as for run.
+func (a *core) spawn(first *message) {
+	a.countRunner()
 	go a.run(first)
 }
 

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/internal/watchdog"
 )
 
@@ -370,8 +369,7 @@ func (t *pauseTarget) Expire(time.Time) {
 	}
 	a.flags.And(^uint32(fHandling))
 	a.sys.busy.Add(1) // busy before the runner starts, so WaitIdle cannot slip between
-	a.sys.gor.Add(1)
-	ready.Add(1)
+	a.countRunner()
 	a.mu.Unlock()
 	go a.run(nil)
 }

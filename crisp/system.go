@@ -30,14 +30,14 @@ import (
 type System struct {
 	clk       clock.Clock
 	precision time.Duration
-	// yieldEvery is WithYieldEvery's n: runners yield every yieldEvery
+	// yieldAlways is WithYieldEvery's n: runners yield every yieldAlways
 	// messages whatever waits; 0 if not asked for.
-	yieldEvery int
-	epoch      time.Time // the clock's reading at NewSystem, origin of deadline keys
-	realClock  bool      // clk is clock.New()'s: now reads the monotonic clock only
-	log        *slog.Logger
-	wd         *watchdog.Watchdog
-	onDead     func(DeadLetter) // WithDeadLetters's; nil if none
+	yieldAlways int
+	epoch       time.Time // the clock's reading at NewSystem, origin of deadline keys
+	realClock   bool      // clk is clock.New()'s: now reads the monotonic clock only
+	log         *slog.Logger
+	wd          *watchdog.Watchdog
+	onDead      func(DeadLetter) // WithDeadLetters's; nil if none
 	// onEscalate is WithEscalation's function, or nil.
 	onEscalate func(*EscalationError)
 	// lifers are the actors with a lifecycle state (lifecycle.go) that
@@ -161,14 +161,14 @@ func WithPrecision(margin time.Duration) Option {
 // (timers, servers, goroutines of other libraries) then gets a processor
 // from a busy actor only by Go's preemption, every 10 ms or so, as from
 // any goroutine that computes. Use WithYieldEvery in processes where
-// such code must not wait that long behind busy actors; 16 is the
-// frequency crisp used before it knew better. n must not be negative:
+// such code must not wait that long behind busy actors; 16 is what
+// crisp's runners did before. n must not be negative:
 // WithYieldEvery panics if it is. 0 keeps the default.
 func WithYieldEvery(n int) Option {
 	if n < 0 {
 		panic(fmt.Sprintf("crisp: WithYieldEvery(%d): n must not be negative", n))
 	}
-	return Option{func(s *System) { s.yieldEvery = n }}
+	return Option{func(s *System) { s.yieldAlways = n }}
 }
 
 // NewSystem starts a system: it starts the watchdog goroutine, which

@@ -107,9 +107,10 @@ type node struct {
 	next *node
 	ch   chan struct{}
 	fn   func()
-	// parked counts the goroutines blocked in Get on ch, until the
-	// resolver takes the count (leaving it negative) to count them as
-	// ready (package ready) before it closes ch.
+	// parked counts the goroutines blocked on ch in Get, GetWithin or
+	// GetContext (enter, leave), until the resolver takes the count
+	// (leaving it negative) to count them as ready (package ready)
+	// before it closes ch.
 	parked atomic.Int32
 }
 
