@@ -16,11 +16,7 @@ import (
 // does nothing in its observer must stay at 4 KiB, as a goroutine that
 // grew once does, not 8 KiB. Same measure as the test above.
 func TestAnObservedRunnerGrowsItsStackOnceAtMost(t *testing.T) {
-	skipUntunedPlatform(t)
-	if raceEnabled {
-		t.Skip("under the race detector every goroutine outgrows its starting stack")
-	}
-	if !inChild(t) {
+	if !measuringStacks(t) {
 		return
 	}
 	runners, plain, grown := runnerStacks(t, WithObserver(ObserverFunc(func(Event) {})))

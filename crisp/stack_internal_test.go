@@ -99,11 +99,7 @@ func TestGoStartsGoroutinesWithTheTunedStack(t *testing.T) {
 // goroutines that only block (the starting stack, about 2 KiB each) and
 // goroutines that first grow theirs (about 4 KiB each).
 func TestAFreshRunnerKeepsItsStartingStack(t *testing.T) {
-	skipUntunedPlatform(t)
-	if raceEnabled {
-		t.Skip("under the race detector every goroutine outgrows its starting stack: the runtime reserves twice as much at its bottom")
-	}
-	if !inChild(t) {
+	if !measuringStacks(t) {
 		return
 	}
 	runners, plain, grown := runnerStacks(t)
@@ -119,13 +115,7 @@ func TestAFreshRunnerKeepsItsStartingStack(t *testing.T) {
 // block (the starting stack) and goroutines that first grew theirs once.
 func runnerStacks(t *testing.T, opts ...Option) (runners, plain, grown float64) {
 	const n = 4000
-	plain = stackPerGoroutine(n, func(park func()) { go park() })
-	grown = stackPerGoroutine(n, func(park func()) {
-		go func() {
-			growStack(8)
-			park()
-		}()
-	})
+	plain, grown = stackControls(n)
 	sys := NewSystem(opts...)
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 	actors := make([]*Actor[int], n)
@@ -182,6 +172,32 @@ func stackInuse() uint64 {
 	return ms.StackInuse
 }
 
+// measuringStacks skips a test that measures stacks where the measure
+// means nothing (an untuned platform, the race detector), and reports
+// whether the caller is the child process the measure runs in (see
+// inChild): the parent has only to return.
+func measuringStacks(t *testing.T) bool {
+	skipUntunedPlatform(t)
+	if raceEnabled {
+		t.Skip("under the race detector every goroutine outgrows its starting stack: the runtime reserves twice as much at its bottom")
+	}
+	return inChild(t)
+}
+
+// stackControls returns the stack in use per goroutine of n goroutines
+// that only block (the starting stack) and of n that first grew theirs
+// once: the two ends a measured goroutine is compared with.
+func stackControls(n int) (plain, grown float64) {
+	plain = stackPerGoroutine(n, func(park func()) { go park() })
+	grown = stackPerGoroutine(n, func(park func()) {
+		go func() {
+			growStack(8)
+			park()
+		}()
+	})
+	return plain, grown
+}
+
 // growStack recurses through n frames of 256 bytes: eight take a new
 // goroutine past 2 KiB.
 //
@@ -219,21 +235,11 @@ const handlerMargin = 224
 // allocations): about one sender in ten grows for them, which the bounds
 // below allow; before the tuning, nearly all of them grew.
 func TestAHandlerDeepInItsStackTellsAndSpawnsOnItsStartingStack(t *testing.T) {
-	skipUntunedPlatform(t)
-	if raceEnabled {
-		t.Skip("under the race detector every goroutine outgrows its starting stack: the runtime reserves twice as much at its bottom")
-	}
-	if !inChild(t) {
+	if !measuringStacks(t) {
 		return
 	}
 	const n = 4000
-	plain := stackPerGoroutine(n, func(park func()) { go park() })
-	grown := stackPerGoroutine(n, func(park func()) {
-		go func() {
-			growStack(8)
-			park()
-		}()
-	})
+	plain, grown := stackControls(n)
 	sys := NewSystem()
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 	senders := make([]*Actor[int], n)
