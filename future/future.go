@@ -96,7 +96,9 @@ const spins = 4
 // soonSource is a source that can tell whether the result is likely
 // within a few scheduler yields: crisp's calls say yes while the message
 // runs or its actor is free to start it, and no while it waits behind
-// another handler. Waiters park at once when it says no.
+// another handler or its actor's runner waits for a processor. Waiters
+// park at once when it says no, and stop spinning when it comes to say
+// no.
 type soonSource interface {
 	ResultSoon() bool
 }
@@ -346,9 +348,10 @@ func (f *Future[T]) onResolve(fn func()) bool {
 
 // spin yields the processor a few times, reporting whether the future
 // got resolved meanwhile. It does not yield at all when the source says
-// the result is not coming soon.
+// the result is not coming soon, and stops when it comes to say so.
 func (f *Future[T]) spin() bool {
-	if s, ok := f.src.(soonSource); ok && !s.ResultSoon() {
+	s, _ := f.src.(soonSource)
+	if s != nil && !s.ResultSoon() {
 		return false
 	}
 	// While it spins, the waiter is runnable but not running: it counts
@@ -360,6 +363,9 @@ func (f *Future[T]) spin() bool {
 		if f.w.Load() == resolved {
 			ready.Done()
 			return true
+		}
+		if s != nil && !s.ResultSoon() {
+			break // the bet went bad meanwhile: park
 		}
 	}
 	ready.Done()
