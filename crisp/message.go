@@ -187,9 +187,10 @@ func (c *call[S, T]) Clock() clock.Clock { return c.a.sys.clk }
 // ResultSoon tells the future's waiters whether yielding the processor
 // a few times is likely to see the result: the message is running, or
 // it is queued and its actor (or a worker of its group) is free to start
-// it. While another handler holds the actor, a waiter parks at once, so
-// that the result wakes it instead of leaving it at the back of a busy
-// run queue.
+// it. While another handler holds the actor, or its runner has stepped
+// aside and waits for a processor (stepAside), a waiter parks at once,
+// so that the result wakes it instead of leaving it at the back of a
+// busy run queue.
 func (c *call[S, T]) ResultSoon() bool {
 	a := &c.a.core
 	switch c.state.Load() {
@@ -199,7 +200,7 @@ func (c *call[S, T]) ResultSoon() bool {
 		if g := a.grp; g != nil {
 			return g.runners.Load() < g.n.Load()
 		}
-		return !a.handling()
+		return !a.occupied()
 	}
 	return false
 }

@@ -207,7 +207,7 @@ func (a *core) send(m *message) {
 	} else {
 		a.start()
 	}
-	if a.handling() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
+	if a.occupied() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
 		a.queueNow(false)
 	}
 }
@@ -259,7 +259,7 @@ func (a *core) post(m *message, watched bool) bool {
 	} else {
 		a.start()
 	}
-	if a.handling() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
+	if a.occupied() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
 		a.queueNow(watched)
 		return false
 	}
