@@ -162,3 +162,32 @@ func TestWatchingWhileARealClockDeadlineIsWatched(t *testing.T) {
 	require.True(t, v.Watch(&f, new(countingTarget), mock.Now().Add(time.Second), mock.Now()))
 	assert.False(t, v.Watching(), "virtual time needs no yields to be exact")
 }
+
+// Precision's spin yields the processor now and then; a yield that comes
+// back late means that other goroutines hold the processors, and the
+// spinning watchdog would come back later still from each further yield.
+// It rests instead: the timer is set for the deadline itself, which
+// still expires once, after it has come.
+func TestPrecisionRestsWhenItsYieldComesBackLate(t *testing.T) {
+	defer func(y func()) { spinYield = y }(spinYield)
+	spinYield = func() { // other goroutines run for 4 spinBusy
+		for end := time.Now().Add(4 * spinBusy); time.Now().Before(end); {
+		}
+	}
+	batches := make(chan struct{}, 16)
+	w := New(nil, Precision(time.Hour), AfterBatch(func() { batches <- struct{}{} }))
+	defer w.Stop()
+	var e Entry
+	tgt := new(countingTarget)
+	now := w.clk.Now()
+	dl := now.Add(20 * time.Millisecond)
+	require.True(t, w.Watch(&e, tgt, dl, now)) // within the margin: the watchdog wakes at once to spin
+	<-batches                                 // the pass after the spin gave up: nothing was due
+	assert.Greater(t, w.spinOff.Load(), w.key(now), "the watchdog did not rest after a late yield")
+	assert.Zero(t, tgt.n.Load(), "expired before its deadline")
+	for tgt.n.Load() == 0 {
+		<-batches
+	}
+	assert.False(t, w.clk.Now().Before(dl), "expired before its deadline")
+	assert.Equal(t, int32(1), tgt.n.Load())
+}
