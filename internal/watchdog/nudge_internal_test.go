@@ -182,7 +182,7 @@ func TestPrecisionRestsWhenItsYieldComesBackLate(t *testing.T) {
 	now := w.clk.Now()
 	dl := now.Add(20 * time.Millisecond)
 	require.True(t, w.Watch(&e, tgt, dl, now)) // within the margin: the watchdog wakes at once to spin
-	<-batches                                 // the pass after the spin gave up: nothing was due
+	<-batches                                  // the pass after the spin gave up: nothing was due
 	assert.Greater(t, w.spinOff.Load(), w.key(now), "the watchdog did not rest after a late yield")
 	assert.Zero(t, tgt.n.Load(), "expired before its deadline")
 	for tgt.n.Load() == 0 {
