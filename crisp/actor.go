@@ -104,7 +104,7 @@ func (a *core) setLive(on bool) {
 // shard returns the actor's shard of the system's live list.
 func (a *core) shard() uint8 { return uint8(a.flags.Load() >> shardShift) }
 
-func (a *core) active() bool   { return a.flags.Load()&fActive != 0 }
+func (a *core) active() bool { return a.flags.Load()&fActive != 0 }
 
 // occupied reports whether the actor's holder will not take its next
 // message soon: it runs a handler, or it stepped aside between two
