@@ -147,6 +147,13 @@ func WithLogger(l *slog.Logger) Option {
 // so a Go timer may be late, by waking margin early and spinning until
 // the deadline. It costs up to margin of one core's time per wake-up; a
 // margin of a millisecond covers Linux's timer lateness.
+//
+// While other goroutines hold the processors (the watchdog's spin,
+// which yields now and then, comes back late twice in a row), it rests
+// for a second and the watchdog wakes at each deadline itself: a
+// spinning watchdog that yields to CPU-bound goroutines comes back after
+// the deadlines it spun for, where crisp's runners, which check the
+// deadline between messages, wake it on time.
 func WithPrecision(margin time.Duration) Option {
 	return Option{func(s *System) { s.precision = margin }}
 }
