@@ -21,10 +21,11 @@ type asideSeen struct {
 }
 
 // seenWhileAside runs, on one processor, a handler that makes another
-// goroutine runnable; the runner steps aside after it (WithYieldEvery(1)),
-// and the goroutine, running meanwhile, sends a Call with a deadline
-// and reports what it saw.
-func seenWhileAside(t *testing.T) asideSeen {
+// goroutine runnable, with another message queued behind it if backlog
+// is true; the runner yields after it (WithYieldEvery(1)), and the
+// goroutine, running meanwhile, sends a Call with a deadline and reports
+// what it saw.
+func seenWhileAside(t *testing.T, backlog bool) asideSeen {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	sys := NewSystem(WithYieldEvery(1))
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
@@ -43,6 +44,9 @@ func seenWhileAside(t *testing.T) asideSeen {
 			}
 		}()
 	})
+	if backlog {
+		Tell(a, func(*Proc, int) {})
+	}
 	s := <-seen
 	_, err := f.Get()
 	require.NoError(t, err)
@@ -60,9 +64,18 @@ func seenWhileAside(t *testing.T) asideSeen {
 // was watched only once the runner ran again: misses were reported
 // 12 ms late at the median beside ten busy actors.
 func TestARunnerSteppedAsideLeavesNothingWaitingOnIt(t *testing.T) {
-	s := seenWhileAside(t)
+	s := seenWhileAside(t, true)
 	require.True(t, s.occupied, "the actor whose runner stepped aside did not count as occupied")
 	require.False(t, s.soon, "a caller would spin for a result of an actor whose runner waits for a processor")
 	require.False(t, s.intake, "the Call was left in the intake of a runner that waits for a processor")
 	require.True(t, s.watched, "the Call's deadline was not watched while the runner waited for a processor")
+}
+
+// A runner with no backlog that yields takes the next message as soon as
+// it runs again: a caller spinning for its result (a conversation) is
+// right to, and a sender leaves its message to the runner.
+func TestARunnerWithoutABacklogYieldsUnmarked(t *testing.T) {
+	s := seenWhileAside(t, false)
+	require.False(t, s.occupied, "an actor whose runner has no backlog counted as occupied while it yielded")
+	require.True(t, s.soon, "a caller would park for a result of an actor whose runner has nothing else to do")
 }
