@@ -21,11 +21,12 @@ type asideSeen struct {
 }
 
 // seenWhileAside runs, on one processor, a handler that makes another
-// goroutine runnable, with another message queued behind it if backlog
-// is true; the runner yields after it (WithYieldEvery(1)), and the
-// goroutine, running meanwhile, sends a Call with a deadline and reports
-// what it saw.
-func seenWhileAside(t *testing.T, backlog bool) asideSeen {
+// goroutine runnable and, if backlog is true, sends its actor a message
+// (with a deadline an hour away if watched is true), as a busy actor
+// sends itself its next; the runner yields after the handler
+// (WithYieldEvery(1)), and the goroutine, running meanwhile, sends a
+// Call with a deadline and reports what it saw.
+func seenWhileAside(t *testing.T, backlog, watched bool) asideSeen {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	sys := NewSystem(WithYieldEvery(1))
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
@@ -33,6 +34,12 @@ func seenWhileAside(t *testing.T, backlog bool) asideSeen {
 	seen := make(chan asideSeen, 1)
 	var f *future.Future[int]
 	Tell(a, func(*Proc, int) {
+		switch {
+		case backlog && watched:
+			Tell(a, func(*Proc, int) {}, Within(time.Hour))
+		case backlog:
+			Tell(a, func(*Proc, int) {})
+		}
 		go func() { // runs while the runner waits in its yield
 			f = Call(a, func(*Proc, int) (int, error) { return 1, nil }, Within(time.Hour))
 			queued := &call[int, int]{a: a} // what ResultSoon sees of a queued call of a
@@ -44,9 +51,6 @@ func seenWhileAside(t *testing.T, backlog bool) asideSeen {
 			}
 		}()
 	})
-	if backlog {
-		Tell(a, func(*Proc, int) {})
-	}
 	s := <-seen
 	_, err := f.Get()
 	require.NoError(t, err)
@@ -64,7 +68,7 @@ func seenWhileAside(t *testing.T, backlog bool) asideSeen {
 // was watched only once the runner ran again: misses were reported
 // 12 ms late at the median beside ten busy actors.
 func TestARunnerSteppedAsideLeavesNothingWaitingOnIt(t *testing.T) {
-	s := seenWhileAside(t, true)
+	s := seenWhileAside(t, true, true)
 	require.True(t, s.occupied, "the actor whose runner stepped aside did not count as occupied")
 	require.False(t, s.soon, "a caller would spin for a result of an actor whose runner waits for a processor")
 	require.False(t, s.intake, "the Call was left in the intake of a runner that waits for a processor")
@@ -75,7 +79,31 @@ func TestARunnerSteppedAsideLeavesNothingWaitingOnIt(t *testing.T) {
 // it runs again: a caller spinning for its result (a conversation) is
 // right to, and a sender leaves its message to the runner.
 func TestARunnerWithoutABacklogYieldsUnmarked(t *testing.T) {
-	s := seenWhileAside(t, false)
+	s := seenWhileAside(t, false, false)
 	require.False(t, s.occupied, "an actor whose runner has no backlog counted as occupied while it yielded")
 	require.True(t, s.soon, "a caller would park for a result of an actor whose runner has nothing else to do")
+}
+
+// A plain message (no deadline) sent while the runner yields is left to
+// the runner: its sender, queueing it itself, would only take work off
+// the runner onto its own path, which in a conversation is the critical
+// one.
+func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sys := NewSystem(WithYieldEvery(1))
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := Spawn(sys, 0)
+	seen := make(chan [2]bool, 1)
+	done := make(chan struct{})
+	Tell(a, func(*Proc, int) {
+		Tell(a, func(*Proc, int) {}) // the backlog
+		go func() {                  // runs while the runner waits in its yield
+			Tell(a, func(*Proc, int) { close(done) })
+			seen <- [2]bool{a.core.occupied(), a.core.intake.Load() != nil}
+		}()
+	})
+	s := <-seen
+	<-done
+	require.True(t, s[0], "the runner with a backlog did not mark its actor while it yielded")
+	require.True(t, s[1], "the plain message was queued by its sender, not left in the intake")
 }

@@ -207,7 +207,9 @@ func (a *core) send(m *message) {
 	} else {
 		a.start()
 	}
-	if a.occupied() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
+	// In a handler, not merely stepped aside (stepAside): a plain message
+	// has no deadline to watch meanwhile.
+	if a.flags.Load()&fHandling != 0 && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
 		a.queueNow(false)
 	}
 }
