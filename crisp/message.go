@@ -53,7 +53,7 @@ type message struct {
 	counted    bool     // holds a place in its actor's bound until it starts or is decided (mailbox.go)
 	obs        uint8    // observation bits (observe.go); zero unless the system has an observer
 	prev, next *message // the actor's list
-	dli        int      // position in the actor's deadline index
+	dli        int32    // position in the actor's deadline index
 
 	ext *msgExt // non-nil for messages sent with a context or observed, or once suspended
 }

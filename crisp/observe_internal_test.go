@@ -18,8 +18,8 @@ import (
 // The observer's figures live in the message's extension, not in the
 // message: a program without an observer carries none of them.
 func TestObservationAddsNothingToAMessage(t *testing.T) {
-	assert.EqualValues(t, 144, unsafe.Sizeof(message{}), "message: the 144-byte size class")
-	assert.LessOrEqual(t, unsafe.Sizeof(call[*int, int]{}), uintptr(208), "call: the 208-byte size class")
+	assert.LessOrEqual(t, unsafe.Sizeof(message{}), uintptr(136), "message")
+	assert.LessOrEqual(t, sizeClass(unsafe.Sizeof(call[*int, int]{})), uintptr(208), "call: the 208-byte size class (see also size_internal_test.go)")
 }
 
 // An observed Call's extension, which held only the observer's figures,
