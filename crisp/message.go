@@ -106,6 +106,11 @@ func jobOf(it *policy.Item) job { return (*plumb.Ref(unsafe.Pointer(it))).(job) 
 // setJob makes j the runtime reference of it.
 func setJob(it *policy.Item, j job) { *plumb.Ref(unsafe.Pointer(it)) = j }
 
+// jobCell returns where it keeps its job, set by setJob: for a Call (or a
+// CallNext) the job is the future's source, and its future points here
+// rather than holding a copy (see plumb.SetSourceAt).
+func jobCell(it *policy.Item) *any { return plumb.Ref(unsafe.Pointer(it)) }
+
 // job is the typed part of a message: a Call's, a Tell's or a
 // continuation's code, and where its outcome goes.
 type job interface {

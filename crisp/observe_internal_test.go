@@ -42,8 +42,8 @@ func TestAnObservedCallsExtensionIsRecycledClean(t *testing.T) {
 
 	send := func(opts ...SendOption) *call[*int, int] {
 		c := &call[*int, int]{a: a, fn: func(_ *Proc, n *int) (int, error) { *n++; return *n, nil }}
-		plumb.SetSource(&c.pr, c)
 		setJob(&c.item, c)
+		plumb.SetSourceAt(&c.pr, jobCell(&c.item))
 		a.sendWith(&c.message, opts) // observed: never plain
 		_, err := c.pr.Future().Get()
 		require.NoError(t, err)

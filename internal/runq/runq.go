@@ -13,8 +13,9 @@
 // that it packs beside a small field of the element, which decides the
 // size class of crisp's messages): 0 or more in the heap, -2 or less in
 // the run (-2-(p mod 2^30) for absolute ring position p, so the ring
-// grows without rewriting positions; the run holds fewer than 2^30
-// elements, which pins down p), -1 when in no queue.
+// grows without rewriting positions; the run holds no more than 2^30
+// elements, which pins down p), -1 when in no queue. Push panics rather
+// than hold more than 2^30 in either part.
 // Remove is O(1) from the run and O(log n) from the heap. A Queue is not
 // safe for concurrent use.
 package runq
@@ -47,6 +48,9 @@ func (q *Queue[E]) Push(e E) {
 	if q.last == zero || !q.less(e, q.last) {
 		q.append(e)
 		return
+	}
+	if len(q.heap) >= maxLen {
+		panic(tooMany)
 	}
 	*q.pos(e) = int32(len(q.heap))
 	q.heap = append(q.heap, e)
@@ -123,6 +127,13 @@ func (q *Queue[E]) mask() uint64 { return uint64(len(q.ring) - 1) }
 // records of it.
 const runBits = 1<<30 - 1
 
+// maxLen bounds the run and the heap: positions name no more. It is 8
+// GiB of pointers alone, which only a runaway program reaches; the
+// panic says so rather than let a position name two places.
+const maxLen = 1 << 30
+
+const tooMany = "crisp: a queue of 2^30 items: more than its positions can name"
+
 func (q *Queue[E]) resetRun() {
 	var zero E
 	q.head, q.tail, q.last = 0, 0, zero
@@ -146,8 +157,8 @@ func (q *Queue[E]) dropLast() {
 // append adds e at the end of the run.
 func (q *Queue[E]) append(e E) {
 	if n := uint64(len(q.ring)); q.tail-q.head == n {
-		if n > runBits/2 {
-			panic("crisp: a run queue of 2^30 elements") // 8 GiB of pointers: positions would be ambiguous
+		if n >= maxLen {
+			panic(tooMany)
 		}
 		grown := make([]E, max(8, 2*n))
 		m := uint64(len(grown) - 1)
