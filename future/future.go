@@ -33,9 +33,10 @@
 // no timer: an unresolved future is one small struct, and waiting on it
 // allocates a channel only when the result is not there after a few
 // scheduler yields. Resolving costs two atomic operations plus waking
-// whoever waits; with an error, one more and a 32-byte allocation. An
-// unresolved Future[T] is two words and a T. Futures are normally made by crisp.Call; [NewPromise]
-// makes one for code outside the runtime to resolve.
+// whoever waits; with an error, one more and a 32-byte allocation. A
+// Future[T] is two words and a T. Futures are normally made by
+// crisp.Call; [NewPromise] makes one for code outside the runtime to
+// resolve.
 //
 //	p := future.NewPromise[int](nil)
 //	go func() { p.Resolve(42, nil) }()
@@ -133,8 +134,9 @@ var realClock = clock.New()
 // from crisp.Call. A Future must not be copied after first use.
 type Future[T any] struct {
 	// w is the whole synchronisation state: nil or a list of waiters
-	// while pending, then resolving, then resolved. Writes to val and err
-	// happen only between the CAS to resolving and the store of resolved.
+	// while pending, then resolving, then resolved. Writes to val and,
+	// for an error, x happen only between the CAS to resolving and the
+	// store of resolved.
 	w atomic.Pointer[node]
 	// x serves two purposes that are never needed at once, in one word:
 	// crisp embeds a future in every Call's message, and each word decides
@@ -261,7 +263,7 @@ var closedNode = &node{ch: closed}
 
 // checkWait asks src, the future's source if it has one, whether the
 // caller may block. The caller passes the same src to endWait once the
-// wait is over: the source's x may meanwhile hold the future's error.
+// wait is over: the future's x may by then hold its error instead.
 func checkWait(src any) error {
 	if s, ok := src.(plumb.Source); ok {
 		return s.CheckWait()
@@ -437,6 +439,9 @@ func clockOf(src any) clock.Clock {
 // resolve sets the result if nobody has, then wakes the waiters in the
 // order they arrived. It reports whether this call set the result.
 func (f *Future[T]) resolve(v T, err error) bool {
+	if f.w.Load() == resolved {
+		return false // before allocating for a resolution that lost
+	}
 	var fl *failure
 	if err != nil { // made before the CAS: waiters spin while it is held
 		fl = &failure{err: err}
