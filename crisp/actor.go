@@ -62,14 +62,15 @@ type core struct {
 	// queue and the deadline index. Guarded by mu.
 	phead, ptail *message
 	pn           int32
-	seq          uint64     // last arrival number given out
-	failed       *failures  // outcomes to deliver after unlocking; nil when none
-	coop         *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
-	grp          *group     // nil for a single actor
-	bound        *bound     // capacity and admission control (mailbox.go); nil without. Set at Spawn.
-	wd           watchdog.Entry
-	sprev        *core // live-list links, guarded by the shard's mu
-	snext        *core
+	// sidx is the actor's index in its shard's live list while it is
+	// live; guarded by the shard's mu. Here it fills pn's padding.
+	sidx   int32
+	seq    uint64     // last arrival number given out
+	failed *failures  // outcomes to deliver after unlocking; nil when none
+	coop   *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
+	grp    *group     // nil for a single actor
+	bound  *bound     // capacity and admission control (mailbox.go); nil without. Set at Spawn.
+	wd     watchdog.Entry
 }
 
 // Bits of core.flags.

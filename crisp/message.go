@@ -53,7 +53,7 @@ type message struct {
 	counted    bool     // holds a place in its actor's bound until it starts or is decided (mailbox.go)
 	obs        uint8    // observation bits (observe.go); zero unless the system has an observer
 	prev, next *message // the actor's list
-	dli        int      // position in the actor's deadline index
+	dli        int32    // position in the actor's deadline index
 
 	ext *msgExt // non-nil for messages sent with a context or observed, or once suspended
 }
@@ -105,6 +105,11 @@ func jobOf(it *policy.Item) job { return (*plumb.Ref(unsafe.Pointer(it))).(job) 
 
 // setJob makes j the runtime reference of it.
 func setJob(it *policy.Item, j job) { *plumb.Ref(unsafe.Pointer(it)) = j }
+
+// jobCell returns where it keeps its job, set by setJob: for a Call (or a
+// CallNext) the job is the future's source, and its future points here
+// rather than holding a copy (see plumb.SetSourceAt).
+func jobCell(it *policy.Item) *any { return plumb.Ref(unsafe.Pointer(it)) }
 
 // job is the typed part of a message: a Call's, a Tell's or a
 // continuation's code, and where its outcome goes.

@@ -96,7 +96,8 @@ func TestAWaiterStopsSpinningOnceTheResultIsNoLongerSoon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := future.NewPromise[int](nil)
 		src := &soonThenNot{}
-		plumb.SetSource(p, src)
+		var cell any = src // the runtime's reference the future points at
+		plumb.SetSourceAt(p, &cell)
 		got := make(chan int, 1)
 		go func() {
 			v, _ := p.Future().Get()

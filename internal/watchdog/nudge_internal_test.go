@@ -117,8 +117,8 @@ func TestALateBatchIsExpiredOnceEachWithAHelper(t *testing.T) {
 		// Due a second before the watchdog started: far behind.
 		w.seq++
 		e := &entries[i]
-		e.w, e.seq, e.target = w, w.seq, &targets[i]
-		w.heap = append(w.heap, slot{key: -int64(time.Second) + int64(i), seq: w.seq, e: e})
+		e.w, e.seq = w, w.seq
+		w.heap = append(w.heap, slot{key: -int64(time.Second) + int64(i), seq: w.seq, e: e, t: &targets[i]})
 		w.up(len(w.heap) - 1)
 	}
 	w.mu.Unlock()

@@ -58,14 +58,18 @@ type Target interface {
 // Entry is the watchdog's handle on one watched deadline. Embed it in the
 // watched value; its zero value is "not watched". An Entry is in at most
 // one Watchdog at a time.
+//
+// It holds no target: the heap slot does. crisp embeds an Entry in every
+// actor, and an idle actor's size decides which allocation size class it
+// falls into (issue 13), so the Entry stays two words; the slot, of which
+// there is one per watched deadline rather than one per actor, carries
+// the target.
 type Entry struct {
 	// w is the watchdog holding the entry and seq the registration it is
 	// watched under; seq is 0 when not watched. A heap slot whose seq
-	// differs is stale (cancelled or moved). Guarded by w's mu, like
-	// target.
-	w      *Watchdog
-	seq    uint64
-	target Target
+	// differs is stale (cancelled or moved). Guarded by w's mu.
+	w   *Watchdog
+	seq uint64
 }
 
 // slot orders entries by deadline, then by when they were watched, so
@@ -74,6 +78,7 @@ type slot struct {
 	key int64  // nanoseconds from the watchdog's epoch
 	seq uint64 // registration number; also tells a live slot from a stale one
 	e   *Entry
+	t   Target // told when the slot, if live, comes due
 }
 
 func (a slot) live() bool { return a.e.seq == a.seq }
@@ -214,8 +219,8 @@ func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 		w.stale++ // its old slot
 	}
 	w.seq++
-	e.w, e.seq, e.target = w, w.seq, t
-	w.heap = append(w.heap, slot{k, w.seq, e})
+	e.w, e.seq = w, w.seq
+	w.heap = append(w.heap, slot{k, w.seq, e, t})
 	w.up(len(w.heap) - 1)
 	if !w.isArm || k < w.armed {
 		// Timed from a fresh reading: now may be stale (read before the
@@ -240,7 +245,7 @@ func (w *Watchdog) Cancel(e *Entry) bool {
 	if e.seq == 0 || e.w != w {
 		return false
 	}
-	e.seq, e.target = 0, nil
+	e.seq = 0
 	w.stale++
 	// The timer stays armed even if e was the earliest: one spurious
 	// wake-up is cheaper than re-arming on every Cancel.
@@ -304,7 +309,7 @@ func (w *Watchdog) Stop() {
 	}
 	for _, sl := range w.heap {
 		if sl.live() {
-			sl.e.seq, sl.e.target = 0, nil
+			sl.e.seq = 0
 		}
 	}
 	w.heap, w.stale = nil, 0
@@ -566,8 +571,8 @@ func (w *Watchdog) expire() {
 			w.stale--
 			continue
 		}
-		batch = append(batch, top.e.target)
-		top.e.seq, top.e.target = 0, nil
+		batch = append(batch, top.t)
+		top.e.seq = 0
 	}
 	w.firing = len(batch) > 0
 	if k, ok := w.next(); ok {
