@@ -59,6 +59,7 @@ import (
 // The runtime's access to what users do not see (see internal/plumb).
 type (
 	sourced  interface{ setSourceAt(*any) }
+	failer   interface{ failWith(*plumb.Failure) bool }
 	observed interface {
 		source() plumb.Source
 		onResolve(fn func()) bool
@@ -69,6 +70,7 @@ func init() {
 	plumb.SetSourceAt = func(p any, cell *any) { p.(sourced).setSourceAt(cell) }
 	plumb.SourceOf = func(f any) plumb.Source { return f.(observed).source() }
 	plumb.OnResolve = func(f any, fn func()) bool { return f.(observed).onResolve(fn) }
+	plumb.FailWith = func(p any, fl *plumb.Failure) bool { return p.(failer).failWith(fl) }
 }
 
 // ErrTimeout is returned by GetWithin when the future is still unresolved
@@ -156,11 +158,10 @@ type Future[T any] struct {
 
 // failure is what a future resolved with an error holds: the error, and
 // the cell its x points to, which holds the failure itself, so that one
-// allocation makes both and no source or clock can be taken for one.
-type failure struct {
-	err  error
-	cell any
-}
+// allocation makes both and no source or clock can be taken for one. It
+// is plumb's, so that crisp can make one inside a larger allocation of
+// its own (see plumb.FailWith).
+type failure = plumb.Failure
 
 // src returns the future's clock.Clock or plumb.Source, or nil if it has
 // neither or has been resolved with an error (a wait is over then, and
@@ -181,7 +182,7 @@ func isFailure(v any) bool { _, ok := v.(*failure); return ok }
 func (f *Future[T]) failed() error {
 	if c := f.x.Load(); c != nil {
 		if fl, ok := (*c).(*failure); ok {
-			return fl.err
+			return fl.Err
 		}
 	}
 	return nil
@@ -444,9 +445,14 @@ func (f *Future[T]) resolve(v T, err error) bool {
 	}
 	var fl *failure
 	if err != nil { // made before the CAS: waiters spin while it is held
-		fl = &failure{err: err}
-		fl.cell = fl
+		fl = new(failure)
+		plumb.InitFailure(fl, err)
 	}
+	return f.settle(v, fl)
+}
+
+// settle is resolve with fl, nil for no error, made already.
+func (f *Future[T]) settle(v T, fl *failure) bool {
 	for {
 		h := f.w.Load()
 		if h == resolving || h == resolved {
@@ -455,7 +461,7 @@ func (f *Future[T]) resolve(v T, err error) bool {
 		if f.w.CompareAndSwap(h, resolving) {
 			f.val = v
 			if fl != nil {
-				f.x.Store(&fl.cell)
+				f.x.Store(&fl.Cell)
 			}
 			f.w.Store(resolved)
 			if h != nil {
@@ -565,4 +571,10 @@ func (p *Promise[T]) Resolve(v T, err error) bool { return p.f.resolve(v, err) }
 func (p *Promise[T]) Fail(err error) bool {
 	var zero T
 	return p.f.resolve(zero, err)
+}
+
+// failWith is plumb.FailWith.
+func (p *Promise[T]) failWith(fl *failure) bool {
+	var zero T
+	return p.f.settle(zero, fl)
 }
