@@ -79,11 +79,11 @@ func (a *core) needWatch(dl, now time.Time) {
 // earliest deadline queued, and fails what is already due. The runner
 // calls it when a handler starts. Called with a.mu held.
 func (a *core) watchQueued() {
-	if a.dl == nil || a.dl.Len() == 0 {
+	first := a.firstDeadline()
+	if first.IsZero() {
 		return
 	}
 	s := a.sys
-	first := a.dl.Peek().item.Deadline
 	k := s.key(first)
 	if k >= a.wdKey.Load() {
 		return
@@ -91,15 +91,28 @@ func (a *core) watchQueued() {
 	now := s.now()
 	if !now.Before(first) {
 		a.expireDue(now)
-		if a.dl.Len() == 0 {
+		if first = a.firstDeadline(); first.IsZero() {
 			return
 		}
-		first = a.dl.Peek().item.Deadline
 		k = s.key(first)
 	}
 	if s.wd.Watch(&a.wd, a.target(), first, now) {
 		a.wdKey.Store(k)
 	}
+}
+
+// firstDeadline returns the earliest deadline queued, or the zero time.
+// The plain messages (see plainOK) are in deadline order, those with one
+// first: the earliest is the first one's, and while there are any,
+// nothing else is queued. Called with a.mu held.
+func (a *core) firstDeadline() time.Time {
+	if a.pn > 0 {
+		return a.phead.item.Deadline
+	}
+	if a.dl == nil || a.dl.Len() == 0 {
+		return time.Time{}
+	}
+	return a.dl.Peek().item.Deadline
 }
 
 // watchTarget is an actor as the watchdog sees it. Its Expire is a
@@ -150,6 +163,14 @@ func (a *core) startAny() {
 // now. The outcomes go to a.failed, for delivery after unlocking. Called
 // with a.mu held.
 func (a *core) expireDue(now time.Time) {
+	// The plain messages with a deadline come first among them, earliest
+	// first (plainOK): the due ones are a prefix.
+	for m := a.phead; m != nil && !m.item.Deadline.IsZero() && !now.Before(m.item.Deadline); m = a.phead {
+		a.popPlain(m)
+		if m.state.CompareAndSwap(stQueued, stMissed) {
+			a.addFailure(failure{m: m, at: now})
+		}
+	}
 	for a.dl != nil && a.dl.Len() > 0 {
 		m := a.dl.Peek()
 		if now.Before(m.item.Deadline) {
