@@ -24,11 +24,17 @@ var ErrDeadlock = errors.New("crisp: self-deadlock")
 // Sleep and synchronised data use, kept apart so that an actor that uses
 // none of them stays small. Guarded by the actor's mu.
 type coopState struct {
-	conds    []*message // processes suspended in AwaitCond
-	dirty    bool       // something ran, released or arrived since conds were checked
-	scratch  []*message // reused by checkConds
-	spare    *Proc      // a runner parked for the next process to suspend, or nil
-	sleepers []*Proc    // processes in Sleep (at most one runs, but it may be any)
+	conds   []*message // processes suspended in AwaitCond
+	dirty   bool       // something ran, released or arrived since conds were checked
+	scratch []condWait // reused by checkConds
+	spare   *Proc      // a runner parked for the next process to suspend, or nil
+	// procs holds the goroutines of the suspended and ready processes,
+	// from suspension (register) until one is handed the actor back
+	// (handTo) or ended (abort). A map here, not a field in each
+	// message's extension: a suspended process then keeps no 192-byte
+	// msgExt only to point at its goroutine.
+	procs    map[*message]*Proc
+	sleepers []*Proc // processes in Sleep (at most one runs, but it may be any)
 
 	keys map[any]*keyLine // lines of the keys named by queued or running messages
 
@@ -76,14 +82,24 @@ func Await[T any](p *Proc, f *future.Future[T]) (T, error) {
 	}
 	m, a := p.m, p.a
 	p.park(func(epoch uint32) {
-		// The callback names this wait: it may outlive it (a timed-out
-		// AwaitWithin leaves it registered), and must never wake a later
-		// wait of the same process, or a later process of the goroutine.
-		if !plumb.OnResolve(f, func() { a.resume(m, epoch, false) }) {
+		// The process itself is the callback, not a closure naming this
+		// wait as AwaitWithin's: an Await's registration never outlives
+		// it (the future resolves before the process goes on), so any
+		// wake-up it gives is for the current wait.
+		if !plumb.OnResolveWaker(f, (*awaitWaker)(m)) {
 			a.resume(m, epoch, false)
 		}
 	})
 	return f.Get()
+}
+
+// awaitWaker is the message of a process in Await, as its future's
+// callback: it makes the process ready.
+type awaitWaker message
+
+func (w *awaitWaker) Wake() {
+	m := (*message)(w)
+	jobOf(&m.item).actor().resume(m, 0, false)
 }
 
 // AwaitWithin is Await giving up after d on the system's clock: it then
@@ -166,9 +182,6 @@ func (p *Proc) Sleep(d time.Duration) {
 		return
 	}
 	a, x := p.a, p.extra()
-	if p.wake == nil {
-		p.wake = make(chan struct{}, 1)
-	}
 	now := a.sys.now()
 	a.mu.Lock()
 	if a.stopped() {
@@ -182,6 +195,7 @@ func (p *Proc) Sleep(d time.Duration) {
 	}
 	x.sleeping = true
 	x.timedMsg = nil // the entry is a Sleep's: see procTimer.Expire
+	p.expectSignal() // the signal (Expire, wakeSleepers) takes a.mu
 	more := a.more()
 	more.sleepers = append(more.sleepers, p)
 	a.sys.busyDone()
@@ -360,13 +374,12 @@ func (p *Proc) endStopped() {
 // (Suspend), and returns the suspension's number. Called with a.mu held.
 func (p *Proc) register(ready bool) uint32 {
 	a, m := p.a, p.m
-	if m.ext == nil {
-		m.ext = &msgExt{}
+	more := a.more()
+	if more.procs == nil {
+		more.procs = make(map[*message]*Proc)
 	}
-	m.ext.proc = p
-	if p.wake == nil {
-		p.wake = make(chan struct{}, 1)
-	}
+	more.procs[m] = p
+	p.expectSignal() // all who signal hold a.mu
 	p.epoch++
 	a.link(m)
 	if ready {
@@ -377,8 +390,7 @@ func (p *Proc) register(ready bool) uint32 {
 		m.state.Store(stSuspended)
 	}
 	if p.x != nil && p.x.cond != nil {
-		x := a.more()
-		x.conds = append(x.conds, m)
+		more.conds = append(more.conds, m)
 	}
 	return p.epoch
 }
@@ -408,7 +420,7 @@ func (p *Proc) resumed() {
 // the actor is idle and nothing else is ready, m takes the actor at once.
 func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 	a.mu.Lock()
-	p := m.proc()
+	p := a.procOf(m)
 	if epoch != 0 && (p == nil || p.epoch != epoch) {
 		a.mu.Unlock()
 		return // a stale wake-up
@@ -432,7 +444,7 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 		a.unlink(m)
 		if p != nil {
 			m.state.Store(stRunning)
-			a.handTo(m)
+			a.handTo(m, p)
 		} else {
 			m.state.Store(stTaken)
 			a.spawn(m)
@@ -449,6 +461,15 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 	default:
 		a.start()
 	}
+}
+
+// procOf returns the goroutine of suspended or ready process m, or nil
+// (m is a continuation). Called with a.mu held.
+func (a *core) procOf(m *message) *Proc {
+	if a.coop == nil {
+		return nil
+	}
+	return a.coop.procs[m]
 }
 
 // dropCond takes m off the list of condition waiters. Called with a.mu
@@ -471,22 +492,31 @@ func (a *core) dropCond(m *message) {
 func (a *core) checkConds() {
 	a.mu.Lock()
 	a.coop.dirty = false
-	ws := append(a.coop.scratch[:0], a.coop.conds...)
+	ws := a.coop.scratch[:0]
+	for _, m := range a.coop.conds {
+		ws = append(ws, condWait{m, a.procOf(m)})
+	}
 	a.mu.Unlock()
-	for i, m := range ws {
-		ws[i] = nil
-		p := m.proc()
+	for i, w := range ws {
+		ws[i] = condWait{}
+		p := w.p
 		if p == nil || p.x == nil || p.x.cond == nil {
 			continue
 		}
 		if ok, r := evalCond(p.x.cond); ok || r != nil {
 			p.x.condPanic = r
-			a.resume(m, 0, false)
+			a.resume(w.m, 0, false)
 		}
 	}
 	a.mu.Lock()
 	a.coop.scratch = ws[:0]
 	a.mu.Unlock()
+}
+
+// condWait is a process in AwaitCond, as checkConds finds it.
+type condWait struct {
+	m *message
+	p *Proc
 }
 
 func evalCond(cond func() bool) (ok bool, r any) {
@@ -552,7 +582,8 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 		panic("crisp: Then with a nil continuation")
 	}
 	c := &cont[S, T, U]{a: a, f: f, k: k}
-	p.thens = append(p.thens, c) // p's process made it: see Proc.madeHere
+	x := p.extra()
+	x.thens = append(x.thens, c) // p's process made it: see Proc.madeHere
 	c.item = policy.Item{
 		Deadline: p.m.item.Deadline,
 		Seq:      p.m.item.Seq,
@@ -577,8 +608,8 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 	}
 	core.link(&c.message)
 	core.mu.Unlock()
-	if !plumb.OnResolve(f, c.ready) {
-		c.ready()
+	if !plumb.OnResolveWaker(f, c) {
+		c.Wake()
 	}
 	return Next[S, U]{k: c}
 }
@@ -600,7 +631,8 @@ type cont[S, T, U any] struct {
 	next continuation // k returned another Then's results
 }
 
-func (c *cont[S, T, U]) ready()        { c.a.resume(&c.message, 0, false) }
+// Wake makes the continuation ready: c is its future's callback.
+func (c *cont[S, T, U]) Wake()         { c.a.resume(&c.message, 0, false) }
 func (c *cont[S, T, U]) hdr() *message { return &c.message }
 func (c *cont[S, T, U]) recycle()      {}
 func (c *cont[S, T, U]) actor() *core  { return &c.a.core }

@@ -421,7 +421,8 @@ func (a *core) abort(m *message, err error) {
 		if !m.state.CompareAndSwap(st, stStopped) {
 			return
 		}
-		if p := m.proc(); p != nil {
+		if p := a.procOf(m); p != nil {
+			delete(a.coop.procs, m) // ended
 			p.extra().stopErr = err
 			if p.x != nil && p.x.timed {
 				a.sys.wd.Cancel(&p.x.wd)
@@ -679,7 +680,7 @@ func (a *core) claim(m *message, j job) (*message, job, bool, bool) {
 			return m, j, false, true
 		}
 	case stReady:
-		if m.proc() == nil { // a continuation: run it here
+		if a.procOf(m) == nil { // a continuation: run it here
 			if m.state.CompareAndSwap(stReady, stTaken) {
 				a.dequeued(m)
 				return m, j, false, true

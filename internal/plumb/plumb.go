@@ -55,7 +55,15 @@ var (
 	// fn panics, the other waiters are still woken and the panic then
 	// reaches the resolver.
 	OnResolve func(future any, fn func()) bool
+	// OnResolveWaker is OnResolve calling w.Wake. A pointer held in a
+	// Waker costs no allocation, where a closure or a method value
+	// would: crisp's suspended processes and continuations register
+	// themselves.
+	OnResolveWaker func(future any, w Waker) bool
 )
+
+// Waker is a callback of OnResolveWaker.
+type Waker interface{ Wake() }
 
 // ItemRef is the offset within a policy.Item of its runtime reference:
 // an any holding the work the item stands for, which queues neither see
