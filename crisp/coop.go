@@ -614,7 +614,9 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 	return Next[S, U]{k: c}
 }
 
-// cont is a continuation registered by Then.
+// cont is a continuation registered by Then. It is 192 bytes, one of
+// Go's size classes (sizes_internal_test.go checks it): a pending Then
+// costs it and its future's 32-byte node.
 type cont[S, T, U any] struct {
 	message
 	a  *Actor[S]
@@ -622,10 +624,19 @@ type cont[S, T, U any] struct {
 	k  func(*Proc, S, T, error) Next[S, U]
 	to sink // where k's result goes; nil while detached. Guarded by a.mu.
 
-	// On a group, k may run on another worker before the handler that
-	// called Then has returned and named where the result goes: k's
-	// result then waits here for resultTo. Guarded by a.mu.
-	ran  bool
+	// early holds k's result when k ran before anyone named where it
+	// goes: on a group, k may run on another worker before the handler
+	// that called Then has returned and called resultTo; on a single
+	// actor, the handler may have suspended meanwhile; and a detached
+	// continuation is never named a place. nil until k has run so, which
+	// keeps the result's fields out of every pending continuation.
+	// Guarded by a.mu.
+	early *contResult[U]
+}
+
+// contResult is the result of a continuation that ran before its
+// result had anywhere to go.
+type contResult[U any] struct {
 	v    U
 	err  error
 	next continuation // k returned another Then's results
@@ -657,13 +668,13 @@ func (c *cont[S, T, U]) resultTo(s sink) {
 	c.a.mu.Lock()
 	c.to = s
 	stopped := c.state.Load() == stStopped
-	ran, next, v, err := c.ran, c.next, c.v, c.err
+	r := c.early
 	c.a.mu.Unlock()
 	switch {
-	case ran && next != nil:
-		next.resultTo(s)
-	case ran:
-		deliverTo(s, v, err)
+	case r != nil && r.next != nil:
+		r.next.resultTo(s)
+	case r != nil:
+		deliverTo(s, r.v, r.err)
 	case stopped:
 		s.fail(ErrStopped)
 	}
@@ -697,11 +708,10 @@ func (c *cont[S, T, U]) run(p *Proc) {
 	c.a.mu.Lock()
 	to := c.to
 	if to == nil { // detached, or its maker has not returned yet: keep the result
-		c.ran = true
 		if chained {
-			c.next = next
+			c.early = &contResult[U]{next: next}
 		} else {
-			c.v, c.err = u, uerr
+			c.early = &contResult[U]{v: u, err: uerr}
 		}
 	}
 	c.a.mu.Unlock()
