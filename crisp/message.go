@@ -55,7 +55,7 @@ type message struct {
 	prev, next *message // the actor's list
 	dli        int      // position in the actor's deadline index
 
-	ext *msgExt // non-nil for messages sent with a context or observed, or once suspended
+	ext *msgExt // non-nil for messages sent with a context or observed
 }
 
 // msgExt holds what few messages need.

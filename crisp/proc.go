@@ -18,9 +18,9 @@ import (
 // handler's goroutine; keep it no longer than the handler runs.
 type Proc struct {
 	a  *core
-	m  *message // the process this goroutine runs (or keeps, suspended)
-	g  gid.ID   // this goroutine
-	st any      // that worker's state, if w > 0
+	m  *message     // the process this goroutine runs (or keeps, suspended)
+	g  gid.ID       // this goroutine
+	gw *groupWorker // the worker a group's runner serves (group.go); nil on a single actor's
 
 	// wake parks the goroutine until the actor is handed back (or
 	// x.stopErr is set, or a Sleep ends): a count of one, set by
@@ -29,7 +29,6 @@ type Proc struct {
 	// the wait as durable), without a 96-byte channel per goroutine.
 	wake     sync.WaitGroup
 	x        *procExtra // rarer state; nil until used
-	w        int32      // the group worker it serves (0 for a single actor)
 	epoch    uint32     // number of the current (or last) suspension. Guarded by a.mu.
 	serve    bool       // a spare runner is woken to serve, not dismissed. Set under a.mu.
 	done     bool       // the runner returned normally (not through runtime.Goexit)
@@ -37,9 +36,10 @@ type Proc struct {
 }
 
 // procSize is the size of a Proc, which every runner goroutine has, and
-// every suspended process keeps: 80 bytes is one of Go's size classes
-// (sizes_internal_test.go checks it).
-const procSize = 80
+// every suspended process keeps: 64 bytes is one of Go's size classes
+// (suspend_internal_test.go checks it). A group's runner has the rest
+// of what it needs beside it (groupProc).
+const procSize = 64
 
 // expectSignal makes the next signal the one waitSignal waits for. It
 // comes before anyone can signal: under a.mu, before the goroutine is

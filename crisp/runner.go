@@ -544,7 +544,7 @@ func (a *core) abandon(p *Proc) {
 	}
 	if g := a.grp; g != nil {
 		a.mu.Lock()
-		g.free = append(g.free, p.w)
+		g.free = append(g.free, p.gw.w)
 		g.dropRunner(p)
 		a.mu.Unlock()
 		a.spawnGroup() // the new goroutine takes this runner's place

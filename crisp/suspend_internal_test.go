@@ -19,6 +19,7 @@ import (
 // its result type: an early result lives apart (contResult).
 func TestSuspensionStructsStayInTheirSizeClasses(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(Proc{}), uintptr(procSize), "Proc")
+	assert.LessOrEqual(t, unsafe.Sizeof(groupProc{}), uintptr(96), "a group runner's Proc and worker")
 	assert.LessOrEqual(t, unsafe.Sizeof(cont[*int, int, int]{}), uintptr(192), "cont")
 	assert.LessOrEqual(t, unsafe.Sizeof(cont[*int, [64]byte, [64]byte]{}), uintptr(192), "cont with a large result")
 }
