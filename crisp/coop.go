@@ -33,8 +33,9 @@ type coopState struct {
 	// (handTo) or ended (abort). A map here, not a field in each
 	// message's extension: a suspended process then keeps no 192-byte
 	// msgExt only to point at its goroutine.
-	procs    map[*message]*Proc
-	sleepers []*Proc // processes in Sleep (at most one runs, but it may be any)
+	procs     map[*message]*Proc
+	procsPeak int     // the most procs has held since it was made (see forgetProc)
+	sleepers  []*Proc // processes in Sleep (at most one runs, but it may be any)
 
 	keys map[any]*keyLine // lines of the keys named by queued or running messages
 
@@ -379,6 +380,7 @@ func (p *Proc) register(ready bool) uint32 {
 		more.procs = make(map[*message]*Proc)
 	}
 	more.procs[m] = p
+	more.procsPeak = max(more.procsPeak, len(more.procs))
 	p.expectSignal() // all who signal hold a.mu
 	p.epoch++
 	a.link(m)
@@ -470,6 +472,18 @@ func (a *core) procOf(m *message) *Proc {
 		return nil
 	}
 	return a.coop.procs[m]
+}
+
+// forgetProc takes process m off procs: it runs again, or has ended. A
+// Go map keeps its memory as it empties, so one that held more than a
+// few processes at once is let go once empty: a burst of suspensions
+// leaves nothing behind. Called with a.mu held.
+func (a *core) forgetProc(m *message) {
+	c := a.coop
+	delete(c.procs, m)
+	if len(c.procs) == 0 && c.procsPeak > 64 {
+		c.procs, c.procsPeak = nil, 0
+	}
 }
 
 // dropCond takes m off the list of condition waiters. Called with a.mu

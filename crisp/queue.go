@@ -422,7 +422,7 @@ func (a *core) abort(m *message, err error) {
 			return
 		}
 		if p := a.procOf(m); p != nil {
-			delete(a.coop.procs, m) // ended
+			a.forgetProc(m) // ended
 			p.extra().stopErr = err
 			if p.x != nil && p.x.timed {
 				a.sys.wd.Cancel(&p.x.wd)

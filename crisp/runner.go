@@ -465,7 +465,7 @@ func (p *Proc) recoverHandler() {
 // handTo gives the actor to resumed process m's goroutine p. Called with
 // a.mu held, by the goroutine giving the actor up.
 func (a *core) handTo(m *message, p *Proc) {
-	delete(a.coop.procs, m) // running again
+	a.forgetProc(m) // running again
 	a.holder.Store(uintptr(p.g))
 	p.signal()
 }

@@ -91,3 +91,34 @@ func TestStoppedProcessesAreForgotten(t *testing.T) {
 	assert.Empty(t, a.coop.procs, "a stopped process is still listed")
 	a.mu.Unlock()
 }
+
+// A map keeps its memory as it empties: once a burst of suspended
+// processes has resumed, the actor lets its map of them go.
+func TestABurstOfSuspensionsLeavesNoMapBehind(t *testing.T) {
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := Spawn(sys, new(int))
+	const n = 200
+	prs := make([]*future.Promise[int], n)
+	fs := make([]*future.Future[int], n)
+	for i := range prs {
+		pr := future.NewPromise[int](nil)
+		prs[i] = pr
+		fs[i] = Call(a, func(p *Proc, _ *int) (int, error) { return Await(p, pr.Future()) })
+	}
+	require.NoError(t, sys.WaitIdle(context.Background()))
+	a.mu.Lock()
+	assert.Len(t, a.coop.procs, n)
+	a.mu.Unlock()
+	for _, pr := range prs {
+		pr.Resolve(1, nil)
+	}
+	for _, f := range fs {
+		_, err := f.Get()
+		require.NoError(t, err)
+	}
+	require.NoError(t, sys.WaitIdle(context.Background()))
+	a.mu.Lock()
+	assert.Nil(t, a.coop.procs, "the map of %d suspended processes outlived them", n)
+	a.mu.Unlock()
+}
