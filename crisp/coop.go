@@ -30,12 +30,13 @@ type coopState struct {
 	spare   *Proc      // a runner parked for the next process to suspend, or nil
 	// procs holds the goroutines of the suspended and ready processes,
 	// from suspension (register) until one is handed the actor back
-	// (handTo) or ended (abort). A map here, not a field in each
-	// message's extension: a suspended process then keeps no 192-byte
-	// msgExt only to point at its goroutine.
-	procs     map[*message]*Proc
-	procsPeak int     // the most procs has held since it was made (see forgetProc)
-	sleepers  []*Proc // processes in Sleep (at most one runs, but it may be any)
+	// (handTo) or ended (abort); free lists its empty slots. A process's
+	// message holds its slot in dli (see procSlot), not a pointer in an
+	// extension: a suspended process then keeps no 184-byte msgExt only
+	// to point at its goroutine, and finding it costs an index.
+	procs    []*Proc
+	free     []int32
+	sleepers []*Proc // processes in Sleep (at most one runs, but it may be any)
 
 	keys map[any]*keyLine // lines of the keys named by queued or running messages
 
@@ -376,17 +377,21 @@ func (p *Proc) endStopped() {
 func (p *Proc) register(ready bool) uint32 {
 	a, m := p.a, p.m
 	more := a.more()
-	if more.procs == nil {
-		more.procs = make(map[*message]*Proc)
+	if n := len(more.free); n > 0 {
+		slot := more.free[n-1]
+		more.free = more.free[:n-1]
+		more.procs[slot] = p
+		m.dli = procSlot(int(slot))
+	} else {
+		more.procs = append(more.procs, p)
+		m.dli = procSlot(len(more.procs) - 1)
 	}
-	more.procs[m] = p
-	more.procsPeak = max(more.procsPeak, len(more.procs))
 	p.expectSignal() // all who signal hold a.mu
 	p.epoch++
+	m.item.Resumed = true // outside the deadline index for good: see procSlot
 	a.link(m)
 	if ready {
 		m.state.Store(stReady)
-		m.item.Resumed = true
 		a.enqueue(m)
 	} else {
 		m.state.Store(stSuspended)
@@ -465,24 +470,38 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 	}
 }
 
+// procSlot is the value of a started message's dli that names slot s
+// of coop.procs. dli is a queued message's position in the deadline
+// index (-1 when in none, -2 and below in its run); once a message has
+// started it is in no index (enqueue and dequeued pass resumed work by),
+// and its dli is free to name its process's goroutine. A continuation's
+// dli stays 0: it names none.
+func procSlot(s int) int { return -2 - s }
+
 // procOf returns the goroutine of suspended or ready process m, or nil
 // (m is a continuation). Called with a.mu held.
 func (a *core) procOf(m *message) *Proc {
-	if a.coop == nil {
+	if a.coop == nil || m.dli > -2 {
 		return nil
 	}
-	return a.coop.procs[m]
+	return a.coop.procs[-2-m.dli]
 }
 
-// forgetProc takes process m off procs: it runs again, or has ended. A
-// Go map keeps its memory as it empties, so one that held more than a
-// few processes at once is let go once empty: a burst of suspensions
-// leaves nothing behind. Called with a.mu held.
+// forgetProc takes process m off procs: it runs again, or has ended.
+// Once every slot is free, a table of more than a few is let go: a
+// burst of suspensions leaves nothing behind. Called with a.mu held.
 func (a *core) forgetProc(m *message) {
 	c := a.coop
-	delete(c.procs, m)
-	if len(c.procs) == 0 && c.procsPeak > 64 {
-		c.procs, c.procsPeak = nil, 0
+	slot := -2 - m.dli
+	m.dli = -1
+	c.procs[slot] = nil
+	c.free = append(c.free, int32(slot))
+	if len(c.free) == len(c.procs) {
+		if len(c.procs) > 64 {
+			c.procs, c.free = nil, nil
+		} else {
+			c.procs, c.free = c.procs[:0], c.free[:0]
+		}
 	}
 }
 

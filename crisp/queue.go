@@ -473,7 +473,7 @@ func (a *core) unlink(m *message) {
 // and the deadline index. Called with a.mu held.
 func (a *core) dequeued(m *message) {
 	a.unlink(m)
-	if a.dl != nil && !m.item.Deadline.IsZero() {
+	if a.dl != nil && !m.item.Deadline.IsZero() && !m.item.Resumed { // resumed work is in no index: see procSlot
 		a.dl.Remove(m)
 	}
 }
