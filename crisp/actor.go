@@ -62,14 +62,15 @@ type core struct {
 	// queue and the deadline index. Guarded by mu.
 	phead, ptail *message
 	pn           int32
-	seq          uint64     // last arrival number given out
-	failed       *failures  // outcomes to deliver after unlocking; nil when none
-	coop         *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
-	grp          *group     // nil for a single actor
-	bound        *bound     // capacity and admission control (mailbox.go); nil without. Set at Spawn.
-	wd           watchdog.Entry
-	sprev        *core // live-list links, guarded by the shard's mu
-	snext        *core
+	// sidx is the actor's index in its shard's live list while it is
+	// live; guarded by the shard's mu. Here it fills pn's padding.
+	sidx   int32
+	seq    uint64     // last arrival number given out
+	failed *failures  // outcomes to deliver after unlocking; nil when none
+	coop   *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
+	grp    *group     // nil for a single actor
+	bound  *bound     // capacity and admission control (mailbox.go); nil without. Set at Spawn.
+	wd     watchdog.Entry
 }
 
 // Bits of core.flags.
@@ -82,7 +83,8 @@ const (
 	fFIFO    // the policy queue misbehaved again after a rebuild: arrival order from now on; set under mu
 	fLife    // lifecycle work is due: a backoff, a hook, a graceful stop, a benched worker (lifecycle.go); set under mu
 	fDraining
-	fIdle // the actor has an idle timeout: release re-arms it
+	fIdle  // the actor has an idle timeout: release re-arms it
+	fAside // the holder yielded the processor between messages and waits for one again (stepAside)
 
 	shardShift = 24 // flags>>shardShift is the shard
 )
@@ -103,8 +105,15 @@ func (a *core) setLive(on bool) {
 // shard returns the actor's shard of the system's live list.
 func (a *core) shard() uint8 { return uint8(a.flags.Load() >> shardShift) }
 
-func (a *core) active() bool   { return a.flags.Load()&fActive != 0 }
-func (a *core) handling() bool { return a.flags.Load()&fHandling != 0 }
+func (a *core) active() bool { return a.flags.Load()&fActive != 0 }
+
+// occupied reports whether the actor's holder will not take its next
+// message soon: it runs a handler, or it stepped aside between two
+// messages and waits for a processor again (stepAside), which on a busy
+// machine can be as long as other goroutines run. Senders and waiters
+// then do themselves what they would otherwise leave to the runner:
+// queue and watch new deadlines, park rather than spin.
+func (a *core) occupied() bool { return a.flags.Load()&(fHandling|fAside) != 0 }
 func (a *core) stopped() bool  { return a.flags.Load()&fStopped != 0 }
 
 // acquire sets fActive, reporting whether this call set it.

@@ -381,10 +381,10 @@ func (p *Proc) register(ready bool) uint32 {
 		slot := more.free[n-1]
 		more.free = more.free[:n-1]
 		more.procs[slot] = p
-		m.dli = procSlot(int(slot))
+		m.dli = procSlot(slot)
 	} else {
 		more.procs = append(more.procs, p)
-		m.dli = procSlot(len(more.procs) - 1)
+		m.dli = procSlot(int32(len(more.procs) - 1))
 	}
 	p.expectSignal() // all who signal hold a.mu
 	p.epoch++
@@ -476,7 +476,7 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 // started it is in no index (enqueue and dequeued pass resumed work by),
 // and its dli is free to name its process's goroutine. A continuation's
 // dli stays 0: it names none.
-func procSlot(s int) int { return -2 - s }
+func procSlot(s int32) int32 { return -2 - s }
 
 // procOf returns the goroutine of suspended or ready process m, or nil
 // (m is a continuation). Called with a.mu held.
@@ -495,7 +495,7 @@ func (a *core) forgetProc(m *message) {
 	slot := -2 - m.dli
 	m.dli = -1
 	c.procs[slot] = nil
-	c.free = append(c.free, int32(slot))
+	c.free = append(c.free, slot)
 	if len(c.free) == len(c.procs) {
 		if len(c.procs) > 64 {
 			c.procs, c.free = nil, nil

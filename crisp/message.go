@@ -53,7 +53,7 @@ type message struct {
 	counted    bool     // holds a place in its actor's bound until it starts or is decided (mailbox.go)
 	obs        uint8    // observation bits (observe.go); zero unless the system has an observer
 	prev, next *message // the actor's list
-	dli        int      // position in the actor's deadline index
+	dli        int32    // position in the actor's deadline index
 
 	ext *msgExt // non-nil for messages sent with a context or observed
 }
@@ -95,6 +95,11 @@ func jobOf(it *policy.Item) job { return (*plumb.Ref(unsafe.Pointer(it))).(job) 
 
 // setJob makes j the runtime reference of it.
 func setJob(it *policy.Item, j job) { *plumb.Ref(unsafe.Pointer(it)) = j }
+
+// jobCell returns where it keeps its job, set by setJob: for a Call (or a
+// CallNext) the job is the future's source, and its future points here
+// rather than holding a copy (see plumb.SetSourceAt).
+func jobCell(it *policy.Item) *any { return plumb.Ref(unsafe.Pointer(it)) }
 
 // job is the typed part of a message: a Call's, a Tell's or a
 // continuation's code, and where its outcome goes.
@@ -177,9 +182,10 @@ func (c *call[S, T]) Clock() clock.Clock { return c.a.sys.clk }
 // ResultSoon tells the future's waiters whether yielding the processor
 // a few times is likely to see the result: the message is running, or
 // it is queued and its actor (or a worker of its group) is free to start
-// it. While another handler holds the actor, a waiter parks at once, so
-// that the result wakes it instead of leaving it at the back of a busy
-// run queue.
+// it. While another handler holds the actor, or its runner has stepped
+// aside and waits for a processor (stepAside), a waiter parks at once,
+// so that the result wakes it instead of leaving it at the back of a
+// busy run queue.
 func (c *call[S, T]) ResultSoon() bool {
 	a := &c.a.core
 	switch c.state.Load() {
@@ -189,7 +195,7 @@ func (c *call[S, T]) ResultSoon() bool {
 		if g := a.grp; g != nil {
 			return g.runners.Load() < g.n.Load()
 		}
-		return !a.handling()
+		return !a.occupied()
 	}
 	return false
 }

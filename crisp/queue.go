@@ -404,7 +404,7 @@ func faultValue(perr *PolicyError) any {
 	return perr
 }
 
-func dlIndex(m *message) *int { return &m.dli }
+func dlIndex(m *message) *int32 { return &m.dli }
 
 // abort ends m, which is queued, ready or suspended, with err: a message
 // fails; a suspended process is ended (its goroutine exits through

@@ -116,8 +116,8 @@ func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOpt
 		panic("crisp: Call with a nil handler")
 	}
 	c := &call[S, T]{a: a, fn: fn}
-	plumb.SetSource(&c.pr, c)
 	setJob(&c.item, c)
+	plumb.SetSourceAt(&c.pr, jobCell(&c.item)) // the job: c, a Source
 	if a.plainSend(opts) {
 		a.send(&c.message)
 	} else {
@@ -140,8 +140,8 @@ func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...Sen
 	}
 	c := &callNext[S, T]{next: fn}
 	c.a = a
-	plumb.SetSource(&c.pr, &c.call)
 	setJob(&c.item, c)
+	plumb.SetSourceAt(&c.pr, jobCell(&c.item)) // the job: c, a Source by its call
 	if a.plainSend(opts) {
 		a.send(&c.message)
 	} else {
@@ -207,7 +207,9 @@ func (a *core) send(m *message) {
 	} else {
 		a.start()
 	}
-	if a.handling() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
+	// In a handler, not merely stepped aside (stepAside): a plain message
+	// has no deadline to watch meanwhile.
+	if a.flags.Load()&fHandling != 0 && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
 		a.queueNow(false)
 	}
 }
@@ -259,7 +261,7 @@ func (a *core) post(m *message, watched bool) bool {
 	} else {
 		a.start()
 	}
-	if a.handling() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
+	if a.occupied() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
 		a.queueNow(watched)
 		return false
 	}

@@ -81,11 +81,17 @@ const nShards = 16
 
 // shard is one list of live actors: those with work or suspended
 // processes. Shutdown walks them.
+//
+// The list is a slice, each actor holding its index (core.sidx), rather
+// than links in every actor: only live actors take room in it, where two
+// links would cost every actor, idle ones too, 16 bytes (issue 13: an
+// idle actor fits the 192-byte size class). An actor leaves by swapping
+// the last one into its place, in O(1) as an unlink did.
 type shard struct {
-	mu     sync.Mutex // guards head, closed and the actors' shard links
-	head   *core
+	mu     sync.Mutex // guards live, closed and the live actors' sidx
+	live   []*core
 	closed bool
-	_      [40]byte // keep shards on separate cache lines
+	_      [24]byte // keep shards on separate cache lines
 }
 
 // Option configures a System at NewSystem. Like ActorOption and
@@ -147,6 +153,13 @@ func WithLogger(l *slog.Logger) Option {
 // so a Go timer may be late, by waking margin early and spinning until
 // the deadline. It costs up to margin of one core's time per wake-up; a
 // margin of a millisecond covers Linux's timer lateness.
+//
+// While other goroutines hold the processors (the watchdog's spin,
+// which yields now and then, comes back late twice in a row), it rests
+// for a second and the watchdog wakes at each deadline itself: a
+// spinning watchdog that yields to CPU-bound goroutines comes back after
+// the deadlines it spun for, where crisp's runners, which check the
+// deadline between messages, wake it on time.
 func WithPrecision(margin time.Duration) Option {
 	return Option{func(s *System) { s.precision = margin }}
 }
@@ -281,9 +294,7 @@ func (s *System) beginShutdown() {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		sh.closed = true
-		for a := sh.head; a != nil; a = a.snext {
-			live = append(live, a)
-		}
+		live = append(live, sh.live...)
 		sh.mu.Unlock()
 	}
 	live = append(live, s.lifersNow()...)
@@ -375,26 +386,25 @@ func (s *System) join(a *core) bool {
 	if sh.closed {
 		return false
 	}
-	a.sprev, a.snext = nil, sh.head
-	if sh.head != nil {
-		sh.head.sprev = a
-	}
-	sh.head = a
+	a.sidx = int32(len(sh.live))
+	sh.live = append(sh.live, a)
 	return true
 }
 
-// leave takes a out of its shard's live list. Called with a.mu held.
+// leave takes a out of its shard's live list, moving the last actor of
+// the list into its place. Called with a.mu held.
 func (s *System) leave(a *core) {
 	sh := &s.shards[a.shard()]
 	sh.mu.Lock()
-	if a.sprev != nil {
-		a.sprev.snext = a.snext
-	} else if sh.head == a {
-		sh.head = a.snext
+	if i, last := int(a.sidx), len(sh.live)-1; i <= last && sh.live[i] == a {
+		moved := sh.live[last]
+		sh.live[i], moved.sidx = moved, int32(i)
+		sh.live[last] = nil // drop the reference so the actor can be collected
+		sh.live = sh.live[:last]
+		if c := cap(sh.live); c > 64 && last < c/4 {
+			// A burst of live actors has passed: give its room back.
+			sh.live = append(make([]*core, 0, c/2), sh.live...)
+		}
 	}
-	if a.snext != nil {
-		a.snext.sprev = a.sprev
-	}
-	a.sprev, a.snext = nil, nil
 	sh.mu.Unlock()
 }

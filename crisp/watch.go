@@ -58,7 +58,7 @@ func (a *core) watchBlocked() {
 // dl (read against now) while a handler may be running. Called without
 // a.mu.
 func (a *core) needWatch(dl, now time.Time) {
-	if !a.handling() {
+	if !a.occupied() {
 		return // the runner takes its next message soon and checks it then
 	}
 	s := a.sys
@@ -67,7 +67,7 @@ func (a *core) needWatch(dl, now time.Time) {
 		return // the entry is early enough
 	}
 	a.mu.Lock()
-	if a.handling() && k < a.wdKey.Load() && !a.stopped() {
+	if a.occupied() && k < a.wdKey.Load() && !a.stopped() {
 		if s.wd.Watch(&a.wd, a.target(), dl, now) {
 			a.wdKey.Store(k)
 		}
@@ -120,7 +120,7 @@ func (a *core) expire(now time.Time) {
 	a.wdKey.Store(noWatch)
 	a.drain()
 	a.expireDue(now)
-	if a.handling() || a.keysInUse() {
+	if a.occupied() || a.keysInUse() {
 		a.watchQueued()
 	}
 	ready := a.unblocked()

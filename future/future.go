@@ -33,8 +33,10 @@
 // no timer: an unresolved future is one small struct, and waiting on it
 // allocates a channel only when the result is not there after a few
 // scheduler yields. Resolving costs two atomic operations plus waking
-// whoever waits. Futures are normally made by crisp.Call; [NewPromise]
-// makes one for code outside the runtime to resolve.
+// whoever waits; with an error, one more and a 32-byte allocation. A
+// Future[T] is two words and a T. Futures are normally made by
+// crisp.Call; [NewPromise] makes one for code outside the runtime to
+// resolve.
 //
 //	p := future.NewPromise[int](nil)
 //	go func() { p.Resolve(42, nil) }()
@@ -56,7 +58,7 @@ import (
 
 // The runtime's access to what users do not see (see internal/plumb).
 type (
-	sourced  interface{ setSource(plumb.Source) }
+	sourced  interface{ setSourceAt(*any) }
 	observed interface {
 		source() plumb.Source
 		onResolve(w plumb.Waker) bool
@@ -64,7 +66,7 @@ type (
 )
 
 func init() {
-	plumb.SetSource = func(p any, s plumb.Source) { p.(sourced).setSource(s) }
+	plumb.SetSourceAt = func(p any, cell *any) { p.(sourced).setSourceAt(cell) }
 	plumb.SourceOf = func(f any) plumb.Source { return f.(observed).source() }
 	plumb.OnResolve = func(f any, fn func()) bool { return f.(observed).onResolve(funcWaker(fn)) }
 	plumb.OnResolveWaker = func(f any, w plumb.Waker) bool { return f.(observed).onResolve(w) }
@@ -97,7 +99,9 @@ const spins = 4
 // soonSource is a source that can tell whether the result is likely
 // within a few scheduler yields: crisp's calls say yes while the message
 // runs or its actor is free to start it, and no while it waits behind
-// another handler. Waiters park at once when it says no.
+// another handler or its actor's runner waits for a processor. Waiters
+// park at once when it says no, and stop spinning when it comes to say
+// no.
 type soonSource interface {
 	ResultSoon() bool
 }
@@ -151,29 +155,73 @@ var realClock = clock.New()
 // from crisp.Call. A Future must not be copied after first use.
 type Future[T any] struct {
 	// w is the whole synchronisation state: nil or a list of waiters
-	// while pending, then resolving, then resolved. Writes to val and err
-	// happen only between the CAS to resolving and the store of resolved.
+	// while pending, then resolving, then resolved. Writes to val and,
+	// for an error, x happen only between the CAS to resolving and the
+	// store of resolved.
 	w atomic.Pointer[node]
-	// src is nil (the real clock), a clock.Clock, or a plumb.Source.
-	src any
+	// x serves two purposes that are never needed at once, in one word:
+	// crisp embeds a future in every Call's message, and each word decides
+	// the message's size class (issue 13).
+	//
+	// While the future is pending, x is nil (the real clock) or points to
+	// a cell holding a clock.Clock or a plumb.Source. The cell is not the
+	// future's: crisp points x at the reference its message already
+	// carries (see plumb.SetSourceAt), so the source costs a Call one
+	// word. Once the future is resolved with an error, x points to the
+	// cell of a *failure holding the error; resolved without one, it
+	// keeps the source. Its only write after the future is shared is the
+	// resolver's, between the CAS to resolving and the store of resolved.
+	x   atomic.Pointer[any]
 	val T
-	err error
+}
+
+// failure is what a future resolved with an error holds: the error, and
+// the cell its x points to, which holds the failure itself, so that one
+// allocation makes both and no source or clock can be taken for one.
+type failure struct {
+	err  error
+	cell any
+}
+
+// src returns the future's clock.Clock or plumb.Source, or nil if it has
+// neither or has been resolved with an error (a wait is over then, and
+// what it would have asked of its source is moot).
+func (f *Future[T]) src() any {
+	if c := f.x.Load(); c != nil {
+		if v := *c; !isFailure(v) {
+			return v
+		}
+	}
+	return nil
+}
+
+func isFailure(v any) bool { _, ok := v.(*failure); return ok }
+
+// failed returns the error the future was resolved with. Called once
+// the future is resolved.
+func (f *Future[T]) failed() error {
+	if c := f.x.Load(); c != nil {
+		if fl, ok := (*c).(*failure); ok {
+			return fl.err
+		}
+	}
+	return nil
 }
 
 // waitEnder is a source that wants to know when a wait ends.
 type waitEnder interface{ EndWait() }
 
-// endWait tells the source, if it wants to know, that a wait it allowed
-// has ended.
-func (f *Future[T]) endWait() {
-	if e, ok := f.src.(waitEnder); ok {
+// endWait tells src, the source checkWait asked, if it wants to know,
+// that a wait it allowed has ended.
+func endWait(src any) {
+	if e, ok := src.(waitEnder); ok {
 		e.EndWait()
 	}
 }
 
 // source returns the future's source, or nil if it has none.
 func (f *Future[T]) source() plumb.Source {
-	s, _ := f.src.(plumb.Source)
+	s, _ := f.src().(plumb.Source)
 	return s
 }
 
@@ -183,14 +231,15 @@ func (f *Future[T]) Ready() bool { return f.w.Load() == resolved }
 // Get waits for the result and returns it.
 func (f *Future[T]) Get() (T, error) {
 	if f.w.Load() != resolved && !f.spin() {
-		if err := f.checkWait(); err != nil {
+		src := f.src()
+		if err := checkWait(src); err != nil {
 			var zero T
 			return zero, err
 		}
-		defer f.endWait()
+		defer endWait(src)
 		f.park()
 	}
-	return f.val, f.err
+	return f.val, f.failed()
 }
 
 // park blocks until the future is resolved. The resolver counts the
@@ -233,9 +282,11 @@ func (n *node) leave(counted, woken bool) {
 // at once and count nothing.
 var closedNode = &node{w: chanWaker(closed)}
 
-// checkWait asks the source, if any, whether the caller may block.
-func (f *Future[T]) checkWait() error {
-	if s, ok := f.src.(plumb.Source); ok {
+// checkWait asks src, the future's source if it has one, whether the
+// caller may block. The caller passes the same src to endWait once the
+// wait is over: the future's x may by then hold its error instead.
+func checkWait(src any) error {
+	if s, ok := src.(plumb.Source); ok {
 		return s.CheckWait()
 	}
 	return nil
@@ -246,27 +297,28 @@ func (f *Future[T]) checkWait() error {
 // the future as it was. A d of zero or less only checks.
 func (f *Future[T]) GetWithin(d time.Duration) (T, error) {
 	if f.w.Load() == resolved || (d > 0 && f.spin()) {
-		return f.val, f.err
+		return f.val, f.failed()
 	}
 	var zero T
 	if d <= 0 {
 		return zero, ErrTimeout
 	}
-	if err := f.checkWait(); err != nil {
+	src := f.src()
+	if err := checkWait(src); err != nil {
 		return zero, err
 	}
-	defer f.endWait()
-	t := f.clock().Timer(d)
+	defer endWait(src)
+	t := clockOf(src).Timer(d)
 	n, counted := f.enter()
 	select {
 	case <-n.ch():
 		n.leave(counted, true)
 		t.Stop()
-		return f.val, f.err
+		return f.val, f.failed()
 	case <-t.C:
 		n.leave(counted, false)
 		if f.Ready() { // resolved at the very instant of the timeout
-			return f.val, f.err
+			return f.val, f.failed()
 		}
 		return zero, ErrTimeout
 	}
@@ -276,7 +328,7 @@ func (f *Future[T]) GetWithin(d time.Duration) (T, error) {
 // in the second case it returns ctx.Err() and leaves the future as it was.
 func (f *Future[T]) GetContext(ctx context.Context) (T, error) {
 	if f.w.Load() == resolved {
-		return f.val, f.err
+		return f.val, f.failed()
 	}
 	var zero T
 	if err := ctx.Err(); err != nil {
@@ -286,21 +338,22 @@ func (f *Future[T]) GetContext(ctx context.Context) (T, error) {
 		return f.Get()
 	}
 	if f.spin() {
-		return f.val, f.err
+		return f.val, f.failed()
 	}
-	if err := f.checkWait(); err != nil {
+	src := f.src()
+	if err := checkWait(src); err != nil {
 		return zero, err
 	}
-	defer f.endWait()
+	defer endWait(src)
 	n, counted := f.enter()
 	select {
 	case <-n.ch():
 		n.leave(counted, true)
-		return f.val, f.err
+		return f.val, f.failed()
 	case <-ctx.Done():
 		n.leave(counted, false)
 		if f.Ready() {
-			return f.val, f.err
+			return f.val, f.failed()
 		}
 		return zero, ctx.Err()
 	}
@@ -368,9 +421,10 @@ func (f *Future[T]) onResolve(w plumb.Waker) bool {
 
 // spin yields the processor a few times, reporting whether the future
 // got resolved meanwhile. It does not yield at all when the source says
-// the result is not coming soon.
+// the result is not coming soon, and stops when it comes to say so.
 func (f *Future[T]) spin() bool {
-	if s, ok := f.src.(soonSource); ok && !s.ResultSoon() {
+	s, _ := f.src().(soonSource)
+	if s != nil && !s.ResultSoon() {
 		return false
 	}
 	// While it spins, the waiter is runnable but not running: it counts
@@ -383,13 +437,17 @@ func (f *Future[T]) spin() bool {
 			ready.Done()
 			return true
 		}
+		if s != nil && !s.ResultSoon() {
+			break // the bet went bad meanwhile: park
+		}
 	}
 	ready.Done()
 	return false
 }
 
-func (f *Future[T]) clock() clock.Clock {
-	switch s := f.src.(type) {
+// clockOf returns the clock of a future whose src is src.
+func clockOf(src any) clock.Clock {
+	switch s := src.(type) {
 	case plumb.Source:
 		if c := s.Clock(); c != nil {
 			return c
@@ -403,13 +461,24 @@ func (f *Future[T]) clock() clock.Clock {
 // resolve sets the result if nobody has, then wakes the waiters in the
 // order they arrived. It reports whether this call set the result.
 func (f *Future[T]) resolve(v T, err error) bool {
+	if f.w.Load() == resolved {
+		return false // before allocating for a resolution that lost
+	}
+	var fl *failure
+	if err != nil { // made before the CAS: waiters spin while it is held
+		fl = &failure{err: err}
+		fl.cell = fl
+	}
 	for {
 		h := f.w.Load()
 		if h == resolving || h == resolved {
 			return false
 		}
 		if f.w.CompareAndSwap(h, resolving) {
-			f.val, f.err = v, err
+			f.val = v
+			if fl != nil {
+				f.x.Store(&fl.cell)
+			}
 			f.w.Store(resolved)
 			if h != nil {
 				wake(h)
@@ -482,17 +551,21 @@ type Promise[T any] struct {
 
 // SetClock makes the future measure GetWithin timeouts on clk (the real
 // clock if nil), as NewPromise does, for a Promise embedded in a larger
-// struct. Call it before the future is shared.
+// struct. Call it before the future is shared. A clock other than nil
+// costs a 16-byte allocation: the future keeps one word for its clock,
+// source or error (see Future), pointing at the clock's cell.
 func (p *Promise[T]) SetClock(clk clock.Clock) {
 	if clk == nil {
-		p.f.src = nil
+		p.f.x.Store(nil)
 		return
 	}
-	p.f.src = clk
+	c := new(any)
+	*c = clk
+	p.f.x.Store(c)
 }
 
-// setSource is plumb.SetSource.
-func (p *Promise[T]) setSource(s plumb.Source) { p.f.src = s }
+// setSourceAt is plumb.SetSourceAt.
+func (p *Promise[T]) setSourceAt(cell *any) { p.f.x.Store(cell) }
 
 // NewPromise returns an unresolved promise whose future measures
 // GetWithin timeouts on clk (the real clock if clk is nil).

@@ -3,12 +3,16 @@ package future_test
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/require"
 
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/internal/ready"
 )
 
@@ -73,5 +77,35 @@ func TestWaitsLeaveNothingCountedAsReady(t *testing.T) {
 		require.ErrorIs(t, <-errs, context.Canceled)
 		p.Resolve(1, nil)
 		settled(t)
+	})
+}
+
+// soonThenNot is a source that says the result is soon once, then not:
+// the actor's runner stepped aside while its caller spun.
+type soonThenNot struct{ asked atomic.Int32 }
+
+func (s *soonThenNot) Clock() clock.Clock { return nil }
+func (s *soonThenNot) CheckWait() error   { return nil }
+func (s *soonThenNot) ResultSoon() bool   { return s.asked.Add(1) == 1 }
+
+// A waiter that began to spin stops at the first yield after its source
+// says the result is no longer soon, and parks: spinning on would keep
+// it at the back of the run queue, where a result that came would not
+// wake it.
+func TestAWaiterStopsSpinningOnceTheResultIsNoLongerSoon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := future.NewPromise[int](nil)
+		src := &soonThenNot{}
+		var cell any = src // the runtime's reference the future points at
+		plumb.SetSourceAt(p, &cell)
+		got := make(chan int, 1)
+		go func() {
+			v, _ := p.Future().Get()
+			got <- v
+		}()
+		synctest.Wait() // the waiter has parked
+		require.EqualValues(t, 2, src.asked.Load(), "the waiter asked its source %d times: it spun on after being told the result was not soon", src.asked.Load())
+		p.Resolve(7, nil)
+		require.Equal(t, 7, <-got)
 	})
 }

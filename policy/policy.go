@@ -62,9 +62,13 @@ type Item struct {
 	// started and suspended (await, suspend), false for a new message.
 	Resumed bool
 
-	ref any // the runtime's reference to the work the item stands for (see internal/plumb)
+	// index is the item's position in the Heap holding it (see Heap),
+	// meaningless when in none. An int32 placed here fills Resumed's
+	// padding: crisp's messages embed an Item, and each word decides
+	// their size class (issue 13).
+	index int32
 
-	index int // position in the Heap holding it (see Heap); meaningless when in none
+	ref any // the runtime's reference to the work the item stands for (see internal/plumb)
 }
 
 // Queue holds an actor's ready items in the policy's order. An item that
@@ -188,7 +192,7 @@ type Heap struct {
 	q runq.Queue[*Item]
 }
 
-func itemIndex(it *Item) *int { return &it.index }
+func itemIndex(it *Item) *int32 { return &it.index }
 
 // NewHeap returns an empty Heap ordered by cmp (see Func), ties broken by
 // arrival order.

@@ -41,10 +41,15 @@ type Source interface {
 }
 
 var (
-	// SetSource makes s the source of promise's future, in place of a
-	// clock. promise is a *future.Promise[T]; call it before the future
-	// is shared.
-	SetSource func(promise any, s Source)
+	// SetSourceAt makes the Source that *cell holds the source of
+	// promise's future, in place of a clock. promise is a
+	// *future.Promise[T]; call it before the future is shared. The
+	// future keeps only cell, so that a runtime can point it at a
+	// reference its work already carries (crisp: the runtime reference
+	// of the message's policy.Item, see Ref, which holds the Call's job):
+	// *cell must hold a Source from then on, unchanged while the future
+	// lives.
+	SetSourceAt func(promise any, cell *any)
 	// SourceOf returns the source of future (a *future.Future[T]), or
 	// nil if it has none.
 	SourceOf func(future any) Source

@@ -9,9 +9,13 @@
 // queue, and never touch the elements already queued; the worst case
 // stays O(log n).
 //
-// Elements record their position through the pos accessor: 0 or more in
-// the heap, -2 or less in the run (-2-p for absolute ring position p, so
-// the ring grows without rewriting positions), -1 when in no queue.
+// Elements record their position through the pos accessor, an int32 (so
+// that it packs beside a small field of the element, which decides the
+// size class of crisp's messages): 0 or more in the heap, -2 or less in
+// the run (-2-(p mod 2^30) for absolute ring position p, so the ring
+// grows without rewriting positions; the run holds no more than 2^30
+// elements, which pins down p), -1 when in no queue. Push panics rather
+// than hold more than 2^30 in either part.
 // Remove is O(1) from the run and O(log n) from the heap. A Queue is not
 // safe for concurrent use.
 package runq
@@ -19,7 +23,7 @@ package runq
 // Queue is a priority queue of elements of pointer type E.
 type Queue[E comparable] struct {
 	less func(a, b E) bool // strict and total: ties must be broken
-	pos  func(e E) *int
+	pos  func(e E) *int32
 
 	heap []E // heap[i] has position i
 
@@ -31,7 +35,7 @@ type Queue[E comparable] struct {
 
 // New returns an empty queue ordered by less, which must be a strict
 // total order, with elements keeping their position where pos says.
-func New[E comparable](less func(a, b E) bool, pos func(e E) *int) *Queue[E] {
+func New[E comparable](less func(a, b E) bool, pos func(e E) *int32) *Queue[E] {
 	return &Queue[E]{less: less, pos: pos}
 }
 
@@ -45,7 +49,10 @@ func (q *Queue[E]) Push(e E) {
 		q.append(e)
 		return
 	}
-	*q.pos(e) = len(q.heap)
+	if len(q.heap) >= maxLen {
+		panic(tooMany)
+	}
+	*q.pos(e) = int32(len(q.heap))
 	q.heap = append(q.heap, e)
 	q.up(len(q.heap) - 1)
 }
@@ -75,10 +82,12 @@ func (q *Queue[E]) Pop() E {
 
 // Remove takes e out of the queue, reporting whether it was there.
 func (q *Queue[E]) Remove(e E) bool {
-	i := *q.pos(e)
+	i := int(*q.pos(e))
 	if i <= -2 {
-		p := uint64(-2 - i)
-		if p < q.head || p >= q.tail || q.ring[p&q.mask()] != e {
+		// The absolute position whose low bits the element kept: the
+		// only one in the run's span, which is shorter than 2^30.
+		p := q.head + (uint64(-2-i)-q.head)&runBits
+		if p >= q.tail || q.ring[p&q.mask()] != e {
 			return false
 		}
 		var zero E
@@ -114,6 +123,17 @@ func (q *Queue[E]) Each(f func(E)) {
 
 func (q *Queue[E]) mask() uint64 { return uint64(len(q.ring) - 1) }
 
+// runBits keeps the low 30 bits of a ring position: what an element
+// records of it.
+const runBits = 1<<30 - 1
+
+// maxLen bounds the run and the heap: positions name no more. It is 8
+// GiB of pointers alone, which only a runaway program reaches; the
+// panic says so rather than let a position name two places.
+const maxLen = 1 << 30
+
+const tooMany = "crisp: a queue of 2^30 items: more than its positions can name"
+
 func (q *Queue[E]) resetRun() {
 	var zero E
 	q.head, q.tail, q.last = 0, 0, zero
@@ -137,6 +157,9 @@ func (q *Queue[E]) dropLast() {
 // append adds e at the end of the run.
 func (q *Queue[E]) append(e E) {
 	if n := uint64(len(q.ring)); q.tail-q.head == n {
+		if n >= maxLen {
+			panic(tooMany)
+		}
 		grown := make([]E, max(8, 2*n))
 		m := uint64(len(grown) - 1)
 		for p := q.head; p < q.tail; p++ {
@@ -145,7 +168,7 @@ func (q *Queue[E]) append(e E) {
 		q.ring = grown
 	}
 	q.ring[q.tail&q.mask()] = e
-	*q.pos(e) = -2 - int(q.tail)
+	*q.pos(e) = -2 - int32(q.tail&runBits)
 	q.tail++
 	q.inRing++
 	q.last = e
@@ -187,7 +210,7 @@ func (q *Queue[E]) removeAt(i int) {
 	if i != last {
 		moved := q.heap[last]
 		q.heap[i] = moved
-		*q.pos(moved) = i
+		*q.pos(moved) = int32(i)
 	}
 	var zero E
 	q.heap[last] = zero // drop the reference so the element can be collected
@@ -210,11 +233,11 @@ func (q *Queue[E]) up(j int) {
 			break
 		}
 		q.heap[j] = q.heap[i]
-		*q.pos(q.heap[j]) = j
+		*q.pos(q.heap[j]) = int32(j)
 		j = i
 	}
 	q.heap[j] = e
-	*q.pos(e) = j
+	*q.pos(e) = int32(j)
 }
 
 // down sifts the element at i0 towards the leaves and reports whether it
@@ -236,10 +259,10 @@ func (q *Queue[E]) down(i0 int) bool {
 			break
 		}
 		q.heap[i] = q.heap[j]
-		*q.pos(q.heap[i]) = i
+		*q.pos(q.heap[i]) = int32(i)
 		i = j
 	}
 	q.heap[i] = e
-	*q.pos(e) = i
+	*q.pos(e) = int32(i)
 	return i > i0
 }

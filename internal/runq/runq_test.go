@@ -16,11 +16,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type elem struct {
 	key, seq int
-	pos      int
+	pos      int32
 }
 
 func less(a, b *elem) bool { return a.key < b.key || (a.key == b.key && a.seq < b.seq) }
-func pos(e *elem) *int     { return &e.pos }
+func pos(e *elem) *int32   { return &e.pos }
 
 // TestAgreesWithASortedModel drives random pushes (some in order, to
 // exercise the run, some not), pops and removals, and checks every pop
@@ -56,7 +56,7 @@ func TestAgreesWithASortedModel(t *testing.T) {
 					return 1
 				})
 				require.Same(t, want, got, "seed %d op %d", seed, op)
-				assert.Equal(t, -1, got.pos)
+				assert.EqualValues(t, -1, got.pos)
 				model = slices.DeleteFunc(model, func(e *elem) bool { return e == got })
 			default: // remove a random queued element, or one already gone
 				if len(model) == 0 {
@@ -85,11 +85,11 @@ func TestInOrderPushesUseTheRun(t *testing.T) {
 	for i := range 1000 {
 		e := &elem{key: i, seq: i}
 		q.Push(e)
-		require.LessOrEqual(t, e.pos, -2, "an in-order element joins the run")
+		require.LessOrEqual(t, e.pos, int32(-2), "an in-order element joins the run")
 	}
 	out := &elem{key: -1, seq: 1001}
 	q.Push(out)
-	assert.GreaterOrEqual(t, out.pos, 0, "an out-of-order element joins the heap")
+	assert.GreaterOrEqual(t, out.pos, int32(0), "an out-of-order element joins the heap")
 	assert.Same(t, out, q.Pop())
 	for i := range 1000 {
 		require.Equal(t, i, q.Pop().key)

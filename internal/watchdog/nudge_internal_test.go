@@ -17,8 +17,9 @@ func (c *countingTarget) Expire(time.Time) { c.n.Add(1) }
 
 // A deadline that has come while the timer has not fired (due holds a
 // key in the past) is what Nudge is for: exactly one of many callers
-// wakes the watchdog, which expires what is due and re-arms, and Nudge
-// then reports false until the next deadline comes.
+// wakes the watchdog (the others yield to it until it runs), which
+// expires what is due and re-arms, and Nudge then reports false until
+// the next deadline comes.
 func TestNudgeWakesTheWatchdogOnceForOneDueDeadline(t *testing.T) {
 	batches := make(chan struct{}, 16)
 	w := New(nil, AfterBatch(func() { batches <- struct{}{} }))
@@ -43,11 +44,50 @@ func TestNudgeWakesTheWatchdogOnceForOneDueDeadline(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	assert.Equal(t, int32(1), woke.Load(), "one caller wakes the watchdog")
-	<-batches // the pass the nudge asked for
+	assert.GreaterOrEqual(t, woke.Load(), int32(1), "a caller wakes the watchdog")
+	passes := 0
+	for { // every wake-up the callers asked for makes a pass: count them
+		<-batches
+		passes++
+		w.mu.Lock()
+		idle := !w.firing && w.kicks == 0
+		w.mu.Unlock()
+		if idle {
+			break
+		}
+	}
+	assert.Equal(t, 1, passes, "the callers woke the watchdog more than once for one deadline")
 
 	assert.Equal(t, int32(0), tgt.n.Load(), "the hour-away deadline is not expired")
 	assert.Equal(t, later, w.due.Load(), "the pass re-armed for the watched deadline")
+	assert.False(t, w.Nudge())
+}
+
+// Once a Nudge has woken the watchdog's goroutine, and until it runs,
+// Nudge reports true to every caller without waking it again: each
+// yields to it once more, so that one caller's yield handing its
+// processor to some other goroutine (Go takes one from the global run
+// queue first one schedule in 61) does not leave the watchdog waiting
+// for that goroutine's whole run.
+func TestNudgeYieldsToTheWokenWatchdogUntilItRuns(t *testing.T) {
+	batches := make(chan struct{}, 16)
+	w := New(nil, AfterBatch(func() { batches <- struct{}{} }))
+	defer w.Stop()
+	w.mu.Lock()
+	w.due.Store(wokenDue) // as if a Nudge had woken the goroutine, which has not run yet
+	w.mu.Unlock()
+	for range 3 {
+		assert.True(t, w.Nudge(), "a caller did not yield to the woken watchdog")
+		assert.True(t, w.NudgeAt(w.clk.Now()))
+	}
+	w.mu.Lock()
+	kicks := w.kicks
+	w.mu.Unlock()
+	assert.Zero(t, kicks, "the callers woke the watchdog again")
+
+	w.fired() // the goroutine runs
+	<-batches
+	assert.Equal(t, int64(noDue), w.due.Load(), "nothing is watched once it has run")
 	assert.False(t, w.Nudge())
 }
 
@@ -77,8 +117,8 @@ func TestALateBatchIsExpiredOnceEachWithAHelper(t *testing.T) {
 		// Due a second before the watchdog started: far behind.
 		w.seq++
 		e := &entries[i]
-		e.w, e.seq, e.target = w, w.seq, &targets[i]
-		w.heap = append(w.heap, slot{key: -int64(time.Second) + int64(i), seq: w.seq, e: e})
+		e.w, e.seq = w, w.seq
+		w.heap = append(w.heap, slot{key: -int64(time.Second) + int64(i), seq: w.seq, e: e, t: &targets[i]})
 		w.up(len(w.heap) - 1)
 	}
 	w.mu.Unlock()
@@ -121,4 +161,33 @@ func TestWatchingWhileARealClockDeadlineIsWatched(t *testing.T) {
 	var f Entry
 	require.True(t, v.Watch(&f, new(countingTarget), mock.Now().Add(time.Second), mock.Now()))
 	assert.False(t, v.Watching(), "virtual time needs no yields to be exact")
+}
+
+// Precision's spin yields the processor now and then; a yield that comes
+// back late means that other goroutines hold the processors, and the
+// spinning watchdog would come back later still from each further yield.
+// It rests instead: the timer is set for the deadline itself, which
+// still expires once, after it has come.
+func TestPrecisionRestsWhenItsYieldComesBackLate(t *testing.T) {
+	defer func(y func()) { spinYield = y }(spinYield)
+	spinYield = func() { // other goroutines run for 4 spinBusy
+		for end := time.Now().Add(4 * spinBusy); time.Now().Before(end); {
+		}
+	}
+	batches := make(chan struct{}, 16)
+	w := New(nil, Precision(time.Hour), AfterBatch(func() { batches <- struct{}{} }))
+	defer w.Stop()
+	var e Entry
+	tgt := new(countingTarget)
+	now := w.clk.Now()
+	dl := now.Add(20 * time.Millisecond)
+	require.True(t, w.Watch(&e, tgt, dl, now)) // within the margin: the watchdog wakes at once to spin
+	<-batches                                  // the pass after the spin gave up: nothing was due
+	assert.Greater(t, w.spinOff.Load(), w.key(now), "the watchdog did not rest after a late yield")
+	assert.Zero(t, tgt.n.Load(), "expired before its deadline")
+	for tgt.n.Load() == 0 {
+		<-batches
+	}
+	assert.False(t, w.clk.Now().Before(dl), "expired before its deadline")
+	assert.Equal(t, int32(1), tgt.n.Load())
 }

@@ -1,0 +1,91 @@
+package crisp
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/policy"
+)
+
+// sizeClass returns the size of the allocation Go's allocator makes for
+// an object of n bytes, for the small sizes these tests are about: the
+// runtime's size classes from 128 to 256 bytes.
+func sizeClass(n uintptr) uintptr {
+	for _, c := range []uintptr{128, 144, 160, 176, 192, 208, 224, 240, 256} {
+		if n <= c {
+			return c
+		}
+	}
+	return n
+}
+
+// An idle actor costs one allocation of at most 192 bytes (issue 13):
+// the Actor with a pointer-sized state. This fails when a field added to
+// core (or to Actor) moves it into the next size class; BenchmarkMemory
+// measures the same thing as live heap.
+func TestAnIdleActorFitsIn192Bytes(t *testing.T) {
+	assert.LessOrEqual(t, sizeClass(unsafe.Sizeof(Actor[*int]{})), uintptr(192), "Actor[*int] is %d bytes", unsafe.Sizeof(Actor[*int]{}))
+	assert.LessOrEqual(t, unsafe.Sizeof(core{}), uintptr(176), "core")
+}
+
+// A queued Call with a deadline costs one allocation in the 176-byte size
+// class, message and future together, plus its slots in the policy's
+// queue and the deadline index (about 21 bytes at 100,000 queued, rings
+// of 2^17 pointers): at most 200 bytes (issue 13; BenchmarkMemory
+// measures it). This fails when a word is added to the message, the
+// item or the future.
+func TestAQueuedCallFitsIn176Bytes(t *testing.T) {
+	assert.LessOrEqual(t, sizeClass(unsafe.Sizeof(call[*int, int]{})), uintptr(176), "call[*int, int] is %d bytes", unsafe.Sizeof(call[*int, int]{}))
+	assert.LessOrEqual(t, sizeClass(unsafe.Sizeof(callNext[*int, int]{})), uintptr(192), "callNext[*int, int]")
+	assert.LessOrEqual(t, unsafe.Sizeof(future.Future[int]{}), uintptr(24), "Future[int]: the state, one word for the source or the error, the value")
+	assert.LessOrEqual(t, unsafe.Sizeof(policy.Item{}), uintptr(96), "policy.Item")
+	assert.LessOrEqual(t, sizeClass(unsafe.Sizeof(tell[*int]{})), uintptr(160), "tell[*int]")
+}
+
+// The live list is a slice with each actor's index in it: an actor
+// leaving from the middle is replaced by the last one, whose index
+// follows, and the list keeps exactly the actors that joined and did not
+// leave.
+func TestTheLiveListKeepsItsIndexesAsActorsLeave(t *testing.T) {
+	s := NewSystem()
+	defer s.wd.Stop()
+	var as [5]core // all in shard 0: flags is zero
+	for i := range as {
+		require.True(t, s.join(&as[i]))
+	}
+	sh := &s.shards[0]
+	s.leave(&as[1]) // from the middle: as[4] takes its place
+	s.leave(&as[4]) // the one that moved
+	s.leave(&as[1]) // not in the list any more: nothing changes
+	assert.Equal(t, []*core{&as[0], &as[3], &as[2]}, sh.live)
+	for i, a := range sh.live {
+		assert.Equal(t, int32(i), a.sidx, "index of the actor at %d", i)
+	}
+	s.leave(&as[0])
+	s.leave(&as[2])
+	s.leave(&as[3])
+	assert.Empty(t, sh.live)
+}
+
+// A list grown by a burst of live actors gives its room back as they
+// leave.
+func TestTheLiveListShrinksAfterABurst(t *testing.T) {
+	s := NewSystem()
+	defer s.wd.Stop()
+	as := make([]core, 1000)
+	for i := range as {
+		require.True(t, s.join(&as[i]))
+	}
+	sh := &s.shards[0]
+	grown := cap(sh.live)
+	for i := range as {
+		s.leave(&as[i])
+	}
+	assert.Empty(t, sh.live)
+	assert.Less(t, cap(sh.live), grown/4)
+	assert.LessOrEqual(t, cap(sh.live), 128)
+}
