@@ -94,7 +94,7 @@ func TestStoppedProcessesAreForgotten(t *testing.T) {
 
 // Once a burst of suspended processes has resumed, the actor lets its
 // table of them go.
-func TestABurstOfSuspensionsLeavesNoMapBehind(t *testing.T) {
+func TestABurstOfSuspensionsLeavesNoTableBehind(t *testing.T) {
 	sys := NewSystem()
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 	a := Spawn(sys, new(int))
