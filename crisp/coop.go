@@ -24,11 +24,19 @@ var ErrDeadlock = errors.New("crisp: self-deadlock")
 // Sleep and synchronised data use, kept apart so that an actor that uses
 // none of them stays small. Guarded by the actor's mu.
 type coopState struct {
-	conds    []*message // processes suspended in AwaitCond
-	dirty    bool       // something ran, released or arrived since conds were checked
-	scratch  []*message // reused by checkConds
-	spare    *Proc      // a runner parked for the next process to suspend, or nil
-	sleepers []*Proc    // processes in Sleep (at most one runs, but it may be any)
+	conds   []*message // processes suspended in AwaitCond
+	dirty   bool       // something ran, released or arrived since conds were checked
+	scratch []condWait // reused by checkConds
+	spare   *Proc      // a runner parked for the next process to suspend, or nil
+	// procs holds the goroutines of the suspended and ready processes,
+	// from suspension (register) until one is handed the actor back
+	// (handTo) or ended (abort); free lists its empty slots. A process's
+	// message holds its slot in dli (see procSlot), not a pointer in an
+	// extension: a suspended process then keeps no 184-byte msgExt only
+	// to point at its goroutine, and finding it costs an index.
+	procs    []*Proc
+	free     []int32
+	sleepers []*Proc // processes in Sleep (at most one runs, but it may be any)
 
 	keys map[any]*keyLine // lines of the keys named by queued or running messages
 
@@ -76,14 +84,24 @@ func Await[T any](p *Proc, f *future.Future[T]) (T, error) {
 	}
 	m, a := p.m, p.a
 	p.park(func(epoch uint32) {
-		// The callback names this wait: it may outlive it (a timed-out
-		// AwaitWithin leaves it registered), and must never wake a later
-		// wait of the same process, or a later process of the goroutine.
-		if !plumb.OnResolve(f, func() { a.resume(m, epoch, false) }) {
+		// The process itself is the callback, not a closure naming this
+		// wait as AwaitWithin's: an Await's registration never outlives
+		// it (the future resolves before the process goes on), so any
+		// wake-up it gives is for the current wait.
+		if !plumb.OnResolveWaker(f, (*awaitWaker)(m)) {
 			a.resume(m, epoch, false)
 		}
 	})
 	return f.Get()
+}
+
+// awaitWaker is the message of a process in Await, as its future's
+// callback: it makes the process ready.
+type awaitWaker message
+
+func (w *awaitWaker) Wake() {
+	m := (*message)(w)
+	jobOf(&m.item).actor().resume(m, 0, false)
 }
 
 // AwaitWithin is Await giving up after d on the system's clock: it then
@@ -166,9 +184,6 @@ func (p *Proc) Sleep(d time.Duration) {
 		return
 	}
 	a, x := p.a, p.extra()
-	if p.wake == nil {
-		p.wake = make(chan struct{}, 1)
-	}
 	now := a.sys.now()
 	a.mu.Lock()
 	if a.stopped() {
@@ -182,6 +197,7 @@ func (p *Proc) Sleep(d time.Duration) {
 	}
 	x.sleeping = true
 	x.timedMsg = nil // the entry is a Sleep's: see procTimer.Expire
+	p.expectSignal() // the signal (Expire, wakeSleepers) takes a.mu
 	more := a.more()
 	more.sleepers = append(more.sleepers, p)
 	a.sys.busyDone()
@@ -360,25 +376,28 @@ func (p *Proc) endStopped() {
 // (Suspend), and returns the suspension's number. Called with a.mu held.
 func (p *Proc) register(ready bool) uint32 {
 	a, m := p.a, p.m
-	if m.ext == nil {
-		m.ext = &msgExt{}
+	more := a.more()
+	if n := len(more.free); n > 0 {
+		slot := more.free[n-1]
+		more.free = more.free[:n-1]
+		more.procs[slot] = p
+		m.dli = procSlot(slot)
+	} else {
+		more.procs = append(more.procs, p)
+		m.dli = procSlot(int32(len(more.procs) - 1))
 	}
-	m.ext.proc = p
-	if p.wake == nil {
-		p.wake = make(chan struct{}, 1)
-	}
+	p.expectSignal() // all who signal hold a.mu
 	p.epoch++
+	m.item.Resumed = true // outside the deadline index for good: see procSlot
 	a.link(m)
 	if ready {
 		m.state.Store(stReady)
-		m.item.Resumed = true
 		a.enqueue(m)
 	} else {
 		m.state.Store(stSuspended)
 	}
 	if p.x != nil && p.x.cond != nil {
-		x := a.more()
-		x.conds = append(x.conds, m)
+		more.conds = append(more.conds, m)
 	}
 	return p.epoch
 }
@@ -408,7 +427,7 @@ func (p *Proc) resumed() {
 // the actor is idle and nothing else is ready, m takes the actor at once.
 func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 	a.mu.Lock()
-	p := m.proc()
+	p := a.procOf(m)
 	if epoch != 0 && (p == nil || p.epoch != epoch) {
 		a.mu.Unlock()
 		return // a stale wake-up
@@ -432,7 +451,7 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 		a.unlink(m)
 		if p != nil {
 			m.state.Store(stRunning)
-			a.handTo(m)
+			a.handTo(m, p)
 		} else {
 			m.state.Store(stTaken)
 			a.spawn(m)
@@ -448,6 +467,41 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 		a.startGroup()
 	default:
 		a.start()
+	}
+}
+
+// procSlot is the value of a started message's dli that names slot s
+// of coop.procs. dli is a queued message's position in the deadline
+// index (-1 when in none, -2 and below in its run); once a message has
+// started it is in no index (enqueue and dequeued pass resumed work by),
+// and its dli is free to name its process's goroutine. A continuation's
+// dli stays 0: it names none.
+func procSlot(s int32) int32 { return -2 - s }
+
+// procOf returns the goroutine of suspended or ready process m, or nil
+// (m is a continuation). Called with a.mu held.
+func (a *core) procOf(m *message) *Proc {
+	if a.coop == nil || m.dli > -2 {
+		return nil
+	}
+	return a.coop.procs[-2-m.dli]
+}
+
+// forgetProc takes process m off procs: it runs again, or has ended.
+// Once every slot is free, a table of more than a few is let go: a
+// burst of suspensions leaves nothing behind. Called with a.mu held.
+func (a *core) forgetProc(m *message) {
+	c := a.coop
+	slot := -2 - m.dli
+	m.dli = -1
+	c.procs[slot] = nil
+	c.free = append(c.free, slot)
+	if len(c.free) == len(c.procs) {
+		if len(c.procs) > 64 {
+			c.procs, c.free = nil, nil
+		} else {
+			c.procs, c.free = c.procs[:0], c.free[:0]
+		}
 	}
 }
 
@@ -471,22 +525,31 @@ func (a *core) dropCond(m *message) {
 func (a *core) checkConds() {
 	a.mu.Lock()
 	a.coop.dirty = false
-	ws := append(a.coop.scratch[:0], a.coop.conds...)
+	ws := a.coop.scratch[:0]
+	for _, m := range a.coop.conds {
+		ws = append(ws, condWait{m, a.procOf(m)})
+	}
 	a.mu.Unlock()
-	for i, m := range ws {
-		ws[i] = nil
-		p := m.proc()
+	for i, w := range ws {
+		ws[i] = condWait{}
+		p := w.p
 		if p == nil || p.x == nil || p.x.cond == nil {
 			continue
 		}
 		if ok, r := evalCond(p.x.cond); ok || r != nil {
 			p.x.condPanic = r
-			a.resume(m, 0, false)
+			a.resume(w.m, 0, false)
 		}
 	}
 	a.mu.Lock()
 	a.coop.scratch = ws[:0]
 	a.mu.Unlock()
+}
+
+// condWait is a process in AwaitCond, as checkConds finds it.
+type condWait struct {
+	m *message
+	p *Proc
 }
 
 func evalCond(cond func() bool) (ok bool, r any) {
@@ -552,7 +615,8 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 		panic("crisp: Then with a nil continuation")
 	}
 	c := &cont[S, T, U]{a: a, f: f, k: k}
-	p.thens = append(p.thens, c) // p's process made it: see Proc.madeHere
+	x := p.extra()
+	x.thens = append(x.thens, c) // p's process made it: see Proc.madeHere
 	c.item = policy.Item{
 		Deadline: p.m.item.Deadline,
 		Seq:      p.m.item.Seq,
@@ -577,13 +641,15 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 	}
 	core.link(&c.message)
 	core.mu.Unlock()
-	if !plumb.OnResolve(f, c.ready) {
-		c.ready()
+	if !plumb.OnResolveWaker(f, c) {
+		c.Wake()
 	}
 	return Next[S, U]{k: c}
 }
 
-// cont is a continuation registered by Then.
+// cont is a continuation registered by Then. It is 192 bytes, one of
+// Go's size classes (sizes_internal_test.go checks it): a pending Then
+// costs it and its future's 32-byte node.
 type cont[S, T, U any] struct {
 	message
 	a  *Actor[S]
@@ -591,16 +657,26 @@ type cont[S, T, U any] struct {
 	k  func(*Proc, S, T, error) Next[S, U]
 	to sink // where k's result goes; nil while detached. Guarded by a.mu.
 
-	// On a group, k may run on another worker before the handler that
-	// called Then has returned and named where the result goes: k's
-	// result then waits here for resultTo. Guarded by a.mu.
-	ran  bool
+	// early holds k's result when k ran before anyone named where it
+	// goes: on a group, k may run on another worker before the handler
+	// that called Then has returned and called resultTo; on a single
+	// actor, the handler may have suspended meanwhile; and a detached
+	// continuation is never named a place. nil until k has run so, which
+	// keeps the result's fields out of every pending continuation.
+	// Guarded by a.mu.
+	early *contResult[U]
+}
+
+// contResult is the result of a continuation that ran before its
+// result had anywhere to go.
+type contResult[U any] struct {
 	v    U
 	err  error
 	next continuation // k returned another Then's results
 }
 
-func (c *cont[S, T, U]) ready()        { c.a.resume(&c.message, 0, false) }
+// Wake makes the continuation ready: c is its future's callback.
+func (c *cont[S, T, U]) Wake()         { c.a.resume(&c.message, 0, false) }
 func (c *cont[S, T, U]) hdr() *message { return &c.message }
 func (c *cont[S, T, U]) recycle()      {}
 func (c *cont[S, T, U]) actor() *core  { return &c.a.core }
@@ -625,13 +701,13 @@ func (c *cont[S, T, U]) resultTo(s sink) {
 	c.a.mu.Lock()
 	c.to = s
 	stopped := c.state.Load() == stStopped
-	ran, next, v, err := c.ran, c.next, c.v, c.err
+	r := c.early
 	c.a.mu.Unlock()
 	switch {
-	case ran && next != nil:
-		next.resultTo(s)
-	case ran:
-		deliverTo(s, v, err)
+	case r != nil && r.next != nil:
+		r.next.resultTo(s)
+	case r != nil:
+		deliverTo(s, r.v, r.err)
 	case stopped:
 		s.fail(ErrStopped)
 	}
@@ -665,11 +741,10 @@ func (c *cont[S, T, U]) run(p *Proc) {
 	c.a.mu.Lock()
 	to := c.to
 	if to == nil { // detached, or its maker has not returned yet: keep the result
-		c.ran = true
 		if chained {
-			c.next = next
+			c.early = &contResult[U]{next: next}
 		} else {
-			c.v, c.err = u, uerr
+			c.early = &contResult[U]{v: u, err: uerr}
 		}
 	}
 	c.a.mu.Unlock()

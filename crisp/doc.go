@@ -32,7 +32,10 @@
 // or a continuation ([Then]) that runs on the actor once a future
 // resolves, with no goroutine parked meanwhile. Either way the waiting
 // work resumes in its message's place in the policy's order, and having
-// started it can no longer miss its deadline.
+// started it can no longer miss its deadline. A suspended Await holds
+// about 3 KB, nearly all of it its goroutine (a 2 KiB stack and the
+// runtime's descriptor); a pending Then about 230 bytes
+// (BenchmarkSuspendedMemory).
 //
 // # Groups
 //

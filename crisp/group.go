@@ -393,10 +393,24 @@ func (g *group) dropWorker(w int32) {
 
 // stateOf returns the state of the worker p serves.
 func (a *Actor[S]) stateOf(p *Proc) S {
-	if p.w == 0 {
+	if p.gw == nil || p.gw.w == 0 {
 		return a.state
 	}
-	return p.st.(S)
+	return p.gw.st.(S)
+}
+
+// groupWorker is the worker a group's runner serves. It lives beside the
+// runner's Proc (groupProc), not in it: a single actor's runners and
+// their suspended processes do without it.
+type groupWorker struct {
+	w  int32 // the worker (0: the actor's own state)
+	st any   // that worker's state, if w > 0
+}
+
+// groupProc is a group runner's Proc and worker, in one allocation.
+type groupProc struct {
+	p  Proc
+	gw groupWorker
 }
 
 // startGroup makes sure that a runner serves the group if a worker is
@@ -426,7 +440,9 @@ func (a *core) spawnGroup() {
 // runGroup is the body of a group's runner goroutine.
 func (a *core) runGroup() {
 	ready.Done()
-	p := &Proc{a: a, g: gid.Current()}
+	gp := &groupProc{p: Proc{a: a, g: gid.Current()}}
+	p := &gp.p
+	p.gw = &gp.gw
 	defer a.exit(p)
 	a.mu.Lock()
 	a.grp.procs = append(a.grp.procs, p)
@@ -453,14 +469,14 @@ func (a *core) runGroup() {
 		}
 		// A worker restarted with a backoff is benched (supervise.go).
 		if a.flags.Load()&fLife == 0 || !a.benchWorker(p) {
-			a.grp.free = append(a.grp.free, p.w)
-			if g := a.grp; g.retire > 0 && p.w != 0 {
+			a.grp.free = append(a.grp.free, p.gw.w)
+			if g := a.grp; g.retire > 0 && p.gw.w != 0 {
 				g.retire--
-				g.dropWorker(p.w)
+				g.dropWorker(p.gw.w)
 				g.free = g.free[:len(g.free)-1]
 			}
 		}
-		p.w, p.st = 0, nil
+		*p.gw = groupWorker{}
 		if a.queued > 1 { // more is eligible than this runner will take
 			a.mu.Unlock()
 			a.startGroup()
@@ -516,9 +532,9 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 		default:
 			w := g.free[len(g.free)-1]
 			g.free = g.free[:len(g.free)-1]
-			p.w = w
+			p.gw.w = w
 			if w != 0 {
-				p.st = g.states[w]
+				p.gw.st = g.states[w]
 			}
 			a.mu.Unlock()
 			return m, j

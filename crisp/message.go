@@ -55,14 +55,13 @@ type message struct {
 	prev, next *message // the actor's list
 	dli        int32    // position in the actor's deadline index
 
-	ext *msgExt // non-nil for messages sent with a context or observed, or once suspended
+	ext *msgExt // non-nil for messages sent with a context or observed
 }
 
 // msgExt holds what few messages need.
 type msgExt struct {
 	ctx     context.Context
 	stop    func() bool // from context.AfterFunc; nil if ctx cannot end
-	proc    *Proc       // the goroutine of a suspended (or ready) process
 	keys    []keyRef    // the data the message synchronises on (see group.go)
 	blocked int         // keys whose line it does not head, or that are held
 	key1    [1]keyRef   // keys' storage when there is only one
@@ -88,15 +87,6 @@ func (x *msgExt) releaseCtx() {
 		x.stop()
 		x.stop = nil
 	}
-}
-
-// proc returns the goroutine parked with a suspended process, or nil
-// (a continuation has none).
-func (m *message) proc() *Proc {
-	if m.ext == nil {
-		return nil
-	}
-	return m.ext.proc
 }
 
 // jobOf returns the job of a message's item: the item's runtime
@@ -288,7 +278,7 @@ func (t *tell[S]) fail(error)     {}
 func (t *tell[S]) recycle() {
 	a := t.a
 	x := t.ext
-	if x != nil && !x.observedOnly() || a.flags.Load()&fNoReuse != 0 {
+	if x != nil && !x.observedOnly() || t.item.Resumed || a.flags.Load()&fNoReuse != 0 {
 		return
 	}
 	t.message = message{}
@@ -306,10 +296,10 @@ func (t *tell[S]) recycle() {
 }
 
 // observedOnly reports whether x holds nothing but an observed message's
-// figures: no context, keys, process, admission record or finishing
+// figures: no context, keys, admission record or finishing
 // deadline, which other goroutines or structures may still refer to.
 func (x *msgExt) observedOnly() bool {
-	return x.ctx == nil && x.stop == nil && x.proc == nil && x.keys == nil && x.adm == nil && x.finish.IsZero()
+	return x.ctx == nil && x.stop == nil && x.keys == nil && x.adm == nil && x.finish.IsZero()
 }
 
 func (t *tell[S]) run(p *Proc) {

@@ -2,6 +2,7 @@ package crisp
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/crisprt/crisp/internal/gid"
@@ -17,35 +18,47 @@ import (
 // handler's goroutine; keep it no longer than the handler runs.
 type Proc struct {
 	a  *core
-	m  *message // the process this goroutine runs (or keeps, suspended)
-	g  gid.ID   // this goroutine
-	w  int32    // the group worker it serves (0 for a single actor)
-	st any      // that worker's state, if w > 0
+	m  *message     // the process this goroutine runs (or keeps, suspended)
+	g  gid.ID       // this goroutine
+	gw *groupWorker // the worker a group's runner serves (group.go); nil on a single actor's
 
-	wake     chan struct{} // buffered(1): the actor is handed back, or x.stopErr is set
-	epoch    uint32        // number of the current (or last) suspension. Guarded by a.mu.
-	serve    bool          // a spare runner is woken to serve, not dismissed. Set under a.mu.
-	done     bool          // the runner returned normally (not through runtime.Goexit)
-	selfWait bool          // a group runner blocked on a future of its group (checkGroupWait). Guarded by a.mu.
-	x        *procExtra    // rarer state; nil until used
-	// thens lists the continuations the current process made (Then), so
-	// that the runtime recognises one of them among the handler's
-	// results (and not one it was handed). Keeping the list here, not a
-	// pointer to the maker in each continuation, lets a finished maker be
-	// collected while its continuations wait.
-	thens []continuation
+	// wake parks the goroutine until the actor is handed back (or
+	// x.stopErr is set, or a Sleep ends): a count of one, set by
+	// expectSignal before anyone may signal. A WaitGroup, not a channel:
+	// the goroutine waits on it all the same (a synctest bubble counts
+	// the wait as durable), without a 96-byte channel per goroutine,
+	// which took a suspended Await past 3 KB (3,127 bytes). The price:
+	// the runtime's semaphore wakes a goroutine more slowly than a
+	// channel's hand-off (ABS Listing 1 with Await about 5-10% slower).
+	wake     sync.WaitGroup
+	x        *procExtra // rarer state; nil until used
+	epoch    uint32     // number of the current (or last) suspension. Guarded by a.mu.
+	serve    bool       // a spare runner is woken to serve, not dismissed. Set under a.mu.
+	done     bool       // the runner returned normally (not through runtime.Goexit)
+	selfWait bool       // a group runner blocked on a future of its group (checkGroupWait). Guarded by a.mu.
 }
+
+// procSize is the size of a Proc, which every runner goroutine has, and
+// every suspended process keeps: 64 bytes is one of Go's size classes
+// (suspend_internal_test.go checks it). A group's runner has the rest
+// of what it needs beside it (groupProc).
+const procSize = 64
+
+// expectSignal makes the next signal the one waitSignal waits for. It
+// comes before anyone can signal: under a.mu, before the goroutine is
+// published as suspended, sleeping or spare.
+func (p *Proc) expectSignal() { p.wake.Add(1) }
 
 // signal wakes p's goroutine, parked in waitSignal (or about to park).
 // Until it runs, it counts as ready: runners with a backlog yield to it.
 func (p *Proc) signal() {
 	ready.Add(1)
-	p.wake <- struct{}{}
+	p.wake.Done()
 }
 
 // waitSignal parks p's goroutine until signal.
 func (p *Proc) waitSignal() {
-	<-p.wake
+	p.wake.Wait()
 	ready.Done()
 }
 
@@ -60,6 +73,13 @@ type procExtra struct {
 	timedMsg   *message    // the message and suspension wd times out. Guarded by a.mu.
 	timedEpoch uint32
 	wd         watchdog.Entry // AwaitWithin's timeout, Sleep's end
+
+	// thens lists the continuations the current process made (Then), so
+	// that the runtime recognises one of them among the handler's
+	// results (and not one it was handed). Keeping the list here, not a
+	// pointer to the maker in each continuation, lets a finished maker be
+	// collected while its continuations wait.
+	thens []continuation
 }
 
 // stopping returns why the suspended process must end, or nil.
@@ -72,7 +92,10 @@ func (p *Proc) stopping() error {
 
 // madeHere reports whether the current process made continuation k.
 func (p *Proc) madeHere(k continuation) bool {
-	for _, t := range p.thens {
+	if p.x == nil {
+		return false
+	}
+	for _, t := range p.x.thens {
 		if t == k {
 			return true
 		}

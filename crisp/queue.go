@@ -472,7 +472,8 @@ func (a *core) abort(m *message, err error) {
 		if !m.state.CompareAndSwap(st, stStopped) {
 			return
 		}
-		if p := m.proc(); p != nil {
+		if p := a.procOf(m); p != nil {
+			a.forgetProc(m) // ended
 			p.extra().stopErr = err
 			if p.x != nil && p.x.timed {
 				a.sys.wd.Cancel(&p.x.wd)
@@ -523,7 +524,7 @@ func (a *core) unlink(m *message) {
 // and the deadline index. Called with a.mu held.
 func (a *core) dequeued(m *message) {
 	a.unlink(m)
-	if a.dl != nil && !m.item.Deadline.IsZero() {
+	if a.dl != nil && !m.item.Deadline.IsZero() && !m.item.Resumed { // resumed work is in no index: see procSlot
 		a.dl.Remove(m)
 	}
 }
@@ -730,7 +731,7 @@ func (a *core) claim(m *message, j job) (*message, job, bool, bool) {
 			return m, j, false, true
 		}
 	case stReady:
-		if m.proc() == nil { // a continuation: run it here
+		if a.procOf(m) == nil { // a continuation: run it here
 			if m.state.CompareAndSwap(stReady, stTaken) {
 				a.dequeued(m)
 				return m, j, false, true

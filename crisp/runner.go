@@ -306,7 +306,7 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 			}
 			grace = runnerGrace
 		case resume:
-			a.handTo(m)
+			a.handTo(m, a.procOf(m))
 			// The actor is the resumed process's now. This goroutine
 			// waits as the actor's spare runner: the next process to
 			// suspend will likely need one.
@@ -365,9 +365,7 @@ func (a *core) standBy(p *Proc) bool {
 		return false
 	}
 	a.more().spare = p
-	if p.wake == nil {
-		p.wake = make(chan struct{}, 1)
-	}
+	p.expectSignal()
 	a.mu.Unlock()
 	p.waitSignal()
 	serve := p.serve
@@ -428,9 +426,9 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 	if m.obs != 0 {
 		a.observeFinish(m)
 	}
-	if p.thens != nil {
-		clear(p.thens) // keep the array, not the continuations
-		p.thens = p.thens[:0]
+	if p.x != nil && p.x.thens != nil {
+		clear(p.x.thens) // keep the array, not the continuations
+		p.x.thens = p.x.thens[:0]
 	}
 	if a.grp == nil {
 		a.flags.And(^uint32(fHandling))
@@ -510,11 +508,12 @@ func (p *Proc) recoverHandler() {
 	}
 }
 
-// handTo gives the actor to resumed process m's goroutine. Called with
+// handTo gives the actor to resumed process m's goroutine p. Called with
 // a.mu held, by the goroutine giving the actor up.
-func (a *core) handTo(m *message) {
-	a.holder.Store(uintptr(m.ext.proc.g))
-	m.ext.proc.signal()
+func (a *core) handTo(m *message, p *Proc) {
+	a.forgetProc(m) // running again
+	a.holder.Store(uintptr(p.g))
+	p.signal()
 }
 
 // passOn gives the actor, which the calling goroutine holds and is
@@ -591,7 +590,7 @@ func (a *core) abandon(p *Proc) {
 	}
 	if g := a.grp; g != nil {
 		a.mu.Lock()
-		g.free = append(g.free, p.w)
+		g.free = append(g.free, p.gw.w)
 		g.dropRunner(p)
 		a.mu.Unlock()
 		a.spawnGroup() // the new goroutine takes this runner's place

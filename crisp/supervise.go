@@ -195,13 +195,13 @@ func (a *Actor[S]) restartWorker(p *Proc, fresh any) (err error) {
 		}
 	}()
 	s := fresh.(func() S)()
-	if p.w == 0 {
+	if p.gw == nil || p.gw.w == 0 {
 		a.state = s
 	} else {
 		a.mu.Lock()
-		a.grp.states[p.w] = s
+		a.grp.states[p.gw.w] = s
 		a.mu.Unlock()
-		p.st = s
+		p.gw.st = s
 	}
 	return nil
 }
@@ -409,10 +409,10 @@ func (a *core) benchWorker(p *Proc) bool {
 	}
 	d := lf.toBench[i].d
 	lf.toBench = append(lf.toBench[:i], lf.toBench[i+1:]...)
-	b := &bench{a: a, w: p.w}
+	b := &bench{a: a, w: p.gw.w}
 	now := a.sys.now()
 	if a.stopped() || !a.sys.wd.Watch(&b.wd, b, now.Add(d), now) {
-		a.grp.free = append(a.grp.free, p.w)
+		a.grp.free = append(a.grp.free, p.gw.w)
 		a.benchDone()
 		return true
 	}

@@ -62,14 +62,15 @@ type (
 	failer   interface{ failWith(*plumb.Failure) bool }
 	observed interface {
 		source() plumb.Source
-		onResolve(fn func()) bool
+		onResolve(w plumb.Waker) bool
 	}
 )
 
 func init() {
 	plumb.SetSourceAt = func(p any, cell *any) { p.(sourced).setSourceAt(cell) }
 	plumb.SourceOf = func(f any) plumb.Source { return f.(observed).source() }
-	plumb.OnResolve = func(f any, fn func()) bool { return f.(observed).onResolve(fn) }
+	plumb.OnResolve = func(f any, fn func()) bool { return f.(observed).onResolve(funcWaker(fn)) }
+	plumb.OnResolveWaker = func(f any, w plumb.Waker) bool { return f.(observed).onResolve(w) }
 	plumb.FailWith = func(p any, fl *plumb.Failure) bool { return p.(failer).failWith(fl) }
 }
 
@@ -107,17 +108,37 @@ type soonSource interface {
 	ResultSoon() bool
 }
 
-// node is one entry of a future's waiter list: a channel to close, a
-// function to call, or both.
+// node is one entry of a future's waiter list: a channel to close, for
+// the goroutines blocked in Get, GetWithin and GetContext and for Done,
+// or a callback of the runtime's. One interface holds either, so that a
+// node is 32 bytes: a channel, a func and the runtime's own wakers
+// (crisp's suspended processes and continuations) are all pointers, which
+// an interface holds without allocating.
 type node struct {
 	next *node
-	ch   chan struct{}
-	fn   func()
-	// parked counts the goroutines blocked on ch in Get, GetWithin or
-	// GetContext (enter, leave), until the resolver takes the count
-	// (leaving it negative) to count them as ready (package ready)
-	// before it closes ch.
+	w    plumb.Waker // a chanWaker, a funcWaker (plumb.OnResolve) or the runtime's (plumb.OnResolveWaker)
+	// parked counts the goroutines blocked on the node's channel in Get,
+	// GetWithin or GetContext (enter, leave), until the resolver takes
+	// the count (leaving it negative) to count them as ready (package
+	// ready) before it closes the channel.
 	parked atomic.Int32
+}
+
+// chanWaker is the channel of a node that goroutines wait on. wake
+// closes it before it calls any callback; its Wake does nothing.
+type chanWaker chan struct{}
+
+func (chanWaker) Wake() {}
+
+// funcWaker is a callback registered through plumb.OnResolve.
+type funcWaker func()
+
+func (f funcWaker) Wake() { f() }
+
+// ch returns n's channel, or nil if n is a callback.
+func (n *node) ch() chan struct{} {
+	c, _ := n.w.(chanWaker)
+	return c
 }
 
 // Sentinels for Future.w. A fresh future holds nil.
@@ -226,7 +247,7 @@ func (f *Future[T]) Get() (T, error) {
 // parked goroutine as ready, so that runners with a backlog yield to it.
 func (f *Future[T]) park() {
 	n, counted := f.enter()
-	<-n.ch
+	<-n.ch()
 	n.leave(counted, true)
 }
 
@@ -260,7 +281,7 @@ func (n *node) leave(counted, woken bool) {
 
 // closedNode stands for the node of a resolved future: waits on it end
 // at once and count nothing.
-var closedNode = &node{ch: closed}
+var closedNode = &node{w: chanWaker(closed)}
 
 // checkWait asks src, the future's source if it has one, whether the
 // caller may block. The caller passes the same src to endWait once the
@@ -291,7 +312,7 @@ func (f *Future[T]) GetWithin(d time.Duration) (T, error) {
 	t := clockOf(src).Timer(d)
 	n, counted := f.enter()
 	select {
-	case <-n.ch:
+	case <-n.ch():
 		n.leave(counted, true)
 		t.Stop()
 		return f.val, f.failed()
@@ -327,7 +348,7 @@ func (f *Future[T]) GetContext(ctx context.Context) (T, error) {
 	defer endWait(src)
 	n, counted := f.enter()
 	select {
-	case <-n.ch:
+	case <-n.ch():
 		n.leave(counted, true)
 		return f.val, f.failed()
 	case <-ctx.Done():
@@ -345,7 +366,7 @@ func (f *Future[T]) GetContext(ctx context.Context) (T, error) {
 // already closed, channel.
 func (f *Future[T]) Done() <-chan struct{} {
 	if n := f.waiter(); n != nil {
-		return n.ch
+		return n.ch()
 	}
 	return closed
 }
@@ -364,12 +385,12 @@ func (f *Future[T]) waiter() *node {
 			continue
 		}
 		for w := h; w != nil; w = w.next {
-			if w.ch != nil {
+			if w.ch() != nil {
 				return w
 			}
 		}
 		if n == nil {
-			n = &node{ch: make(chan struct{})}
+			n = &node{w: chanWaker(make(chan struct{}))}
 		}
 		n.next = h
 		if f.w.CompareAndSwap(h, n) {
@@ -378,10 +399,11 @@ func (f *Future[T]) waiter() *node {
 	}
 }
 
-// onResolve is plumb.OnResolve: crisp makes a waiting process ready the
-// moment its future resolves, without a goroutine parked per wait.
-func (f *Future[T]) onResolve(fn func()) bool {
-	n := &node{fn: fn}
+// onResolve is plumb.OnResolve and plumb.OnResolveWaker: crisp makes a
+// waiting process ready the moment its future resolves, without a
+// goroutine parked per wait.
+func (f *Future[T]) onResolve(w plumb.Waker) bool {
+	n := &node{w: w}
 	for {
 		h := f.w.Load()
 		switch h {
@@ -484,11 +506,11 @@ func wake(h *node) {
 		ns = append(ns, n)
 	}
 	for _, n := range ns {
-		if n.ch != nil {
+		if c := n.ch(); c != nil {
 			if k := n.parked.Swap(math.MinInt32); k > 0 {
 				ready.Add(int(k))
 			}
-			close(n.ch)
+			close(c)
 		}
 	}
 	var first any
@@ -515,8 +537,8 @@ func callFrom(ns []*node, i int, first any) (next int, panicked any) {
 		}
 	}()
 	for ; i >= 0; i-- {
-		if fn := ns[i].fn; fn != nil {
-			fn()
+		if _, closedAlready := ns[i].w.(chanWaker); !closedAlready {
+			ns[i].w.Wake()
 		}
 	}
 	return -1, first

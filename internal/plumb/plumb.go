@@ -64,6 +64,11 @@ var (
 	// zero value and f's error, keeping f itself (see Failure), and
 	// reports whether this call resolved it. It allocates nothing.
 	FailWith func(promise any, f *Failure) bool
+	// OnResolveWaker is OnResolve calling w.Wake. A pointer held in a
+	// Waker costs no allocation, where a closure or a method value
+	// would: crisp's suspended processes and continuations register
+	// themselves.
+	OnResolveWaker func(future any, w Waker) bool
 )
 
 // Failure is how a future resolved with an error keeps it: the error,
@@ -83,6 +88,9 @@ func InitFailure(f *Failure, err error) {
 	f.Err = err
 	f.Cell = f
 }
+
+// Waker is a callback of OnResolveWaker.
+type Waker interface{ Wake() }
 
 // ItemRef is the offset within a policy.Item of its runtime reference:
 // an any holding the work the item stands for, which queues neither see
