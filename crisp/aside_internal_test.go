@@ -20,6 +20,12 @@ type asideSeen struct {
 	watched  bool // the watchdog watched the actor
 }
 
+// asideBacklog is how many messages a test's backlog has: the runner
+// yields after each, and one schedule in 61 Go runs it again before the
+// goroutine a test looks through, so one yield alone made the tests fail
+// about once in 30.
+const asideBacklog = 8
+
 // seenWhileAside runs, on one processor, a handler that makes another
 // goroutine runnable and, if backlog is true, sends its actor a message
 // (with a deadline an hour away if watched is true), as a busy actor
@@ -34,11 +40,15 @@ func seenWhileAside(t *testing.T, backlog, watched bool) asideSeen {
 	seen := make(chan asideSeen, 1)
 	var f *future.Future[int]
 	Tell(a, func(*Proc, int) {
-		switch {
-		case backlog && watched:
-			Tell(a, func(*Proc, int) {}, Within(time.Hour))
-		case backlog:
-			Tell(a, func(*Proc, int) {})
+		// Several: one schedule in 61 Go runs the yielding runner again
+		// before the goroutine below, and the runner yields after each.
+		for range asideBacklog {
+			switch {
+			case backlog && watched:
+				Tell(a, func(*Proc, int) {}, Within(time.Hour))
+			case backlog:
+				Tell(a, func(*Proc, int) {})
+			}
 		}
 		go func() { // runs while the runner waits in its yield
 			f = Call(a, func(*Proc, int) (int, error) { return 1, nil }, Within(time.Hour))
@@ -96,8 +106,10 @@ func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
 	seen := make(chan [2]bool, 1)
 	done := make(chan struct{})
 	Tell(a, func(*Proc, int) {
-		Tell(a, func(*Proc, int) {}) // the backlog
-		go func() {                  // runs while the runner waits in its yield
+		for range asideBacklog {
+			Tell(a, func(*Proc, int) {}) // the backlog (see seenWhileAside)
+		}
+		go func() { // runs while the runner waits in its yield
 			Tell(a, func(*Proc, int) { close(done) })
 			seen <- [2]bool{a.core.occupied(), a.core.intake.Load() != nil}
 		}()
@@ -106,4 +118,26 @@ func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
 	<-done
 	require.True(t, s[0], "the runner with a backlog did not mark its actor while it yielded")
 	require.True(t, s[1], "the plain message was queued by its sender, not left in the intake")
+}
+
+// A backlog the runner queued already (drained from the intake when it
+// took its message) counts as well as one still in the intake.
+func TestARunnerWithAQueuedBacklogMarksItsActorWhenItYields(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sys := NewSystem(WithYieldEvery(1))
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := Spawn(sys, 0)
+	seen := make(chan [2]bool, 1)
+	Tell(a, func(*Proc, int) {
+		go func() { // runs while the runner waits in its yield
+			seen <- [2]bool{a.core.occupied(), a.core.intake.Load() == nil}
+		}()
+	})
+	for range asideBacklog { // queued with the first, behind it, before the runner runs
+		Tell(a, func(*Proc, int) {})
+	}
+	s := <-seen
+	require.True(t, s[1], "the backlog was still in the intake: the test does not test a queued one")
+	require.True(t, s[0], "the runner with a queued backlog did not mark its actor while it yielded")
+	require.NoError(t, sys.WaitIdle(context.Background()))
 }

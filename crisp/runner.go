@@ -91,11 +91,11 @@ const yieldEvery = 16
 // clock just before its handler started (late), which nudged the
 // watchdog then: checked is true for it, and the clock is not read
 // again here.
-func (a *core) between(n int, checked bool) {
+func (a *core) between(p *Proc, n int, checked bool) {
 	if !checked && a.sys.wd.Nudge() || n%yieldEvery == 0 && (ready.Waiting() || a.sys.wd.Watching()) {
-		a.stepAside()
+		a.stepAside(p)
 	} else if e := a.sys.yieldAlways; e > 0 && n%e == 0 {
-		a.stepAside() // WithYieldEvery
+		a.stepAside(p) // WithYieldEvery
 	}
 }
 
@@ -126,17 +126,18 @@ func (a *core) between(n int, checked bool) {
 // (a conversation; its spinning is what makes the runner yield every
 // 16 messages) is right to expect. Marked in every yield, request-reply
 // in bench/ took 0.78x phony's time against 0.63x: a caller in 16
-// parked. The backlog looked at is the intake (messages sent since the
-// runner last queued them, such as a busy actor's next message to
-// itself): a look at the queue too, under the actor's lock, made
+// parked. The backlog looked at is what schedule saw queued behind the
+// message it took (p.backlog, noted under the lock it held anyway) and
+// the intake (messages sent since, such as a busy actor's next message
+// to itself): a fresh look at the queue, under the actor's lock, made
 // conversations 10% slower (pingpong 1.02x phony's time against 0.91x,
 // 6 runs each). And a plain message (no deadline, no options) is left to
 // the runner while it yields (send): its sender, queueing it itself,
 // would only take work off the runner onto its own path, in a
 // conversation the critical one. A group's runners do not mark the
 // group: it counts as handling while any of its workers is active.
-func (a *core) stepAside() {
-	if a.grp != nil || a.intake.Load() == nil {
+func (a *core) stepAside(p *Proc) {
+	if a.grp != nil || (p == nil || !p.backlog) && a.intake.Load() == nil {
 		runtime.Gosched()
 		return
 	}
@@ -216,7 +217,7 @@ func (a *core) run(first *message) {
 		}
 		first = nil
 		a.runOne(p, m, j)
-		a.between(n, m.checked())
+		a.between(p, n, m.checked())
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m) // here, under the lock taken anyway
@@ -317,6 +318,7 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 			a.holder.Store(uintptr(p.g))
 			grace = runnerGrace
 		default:
+			p.backlog = a.queued > 0 || a.pn > 0
 			a.mu.Unlock()
 			return m, j
 		}
@@ -399,7 +401,7 @@ func (a *core) dismissSpare() {
 // actor: the start-time deadline check, then the handler. Entered and
 // left without a.mu; the caller then releases m's keys, if it has any.
 func (a *core) runOne(p *Proc, m *message, j job) {
-	if m.checked() && a.late(m) {
+	if m.checked() && a.late(p, m) {
 		return // the caller releases its keys
 	}
 	if m.counted {
@@ -445,17 +447,17 @@ func (a *core) giveKeysBack(m *message) {
 }
 
 // late reports, and handles, a message taken at or after its deadline:
-// it never starts.
+// it never starts. p is the runner's (nil in tests).
 //
 //go:noinline
-func (a *core) late(m *message) bool {
+func (a *core) late(p *Proc, m *message) bool {
 	now := a.sys.now()
 	if now.Before(m.item.Deadline) {
 		if m.obs != 0 {
 			keepStartReading(a.sys, m, now) // Started reuses it (observe.go)
 		}
 		if a.sys.wd.NudgeAt(now) { // between messages, with the reading at hand: see between
-			a.stepAside()
+			a.stepAside(p)
 		}
 		return false
 	}
