@@ -26,6 +26,20 @@ type asideSeen struct {
 // about once in 30.
 const asideBacklog = 8
 
+// yieldingActor spawns an actor on a system of its own whose runners
+// yield after every message (WithYieldEvery(1)), and runs the test on
+// one processor, so that a goroutine a handler makes runnable runs while
+// the actor's runner waits in its yield. Both end with the test.
+func yieldingActor(t *testing.T) *Actor[int] {
+	prev := runtime.GOMAXPROCS(1)
+	sys := NewSystem(WithYieldEvery(1))
+	t.Cleanup(func() {
+		require.NoError(t, sys.Shutdown(context.Background()))
+		runtime.GOMAXPROCS(prev)
+	})
+	return Spawn(sys, 0)
+}
+
 // seenWhileAside runs, on one processor, a handler that makes another
 // goroutine runnable and, if backlog is true, sends its actor a message
 // (with a deadline an hour away if watched is true), as a busy actor
@@ -33,10 +47,7 @@ const asideBacklog = 8
 // (WithYieldEvery(1)), and the goroutine, running meanwhile, sends a
 // Call with a deadline and reports what it saw.
 func seenWhileAside(t *testing.T, backlog, watched bool) asideSeen {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	sys := NewSystem(WithYieldEvery(1))
-	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	a := Spawn(sys, 0)
+	a := yieldingActor(t)
 	seen := make(chan asideSeen, 1)
 	var f *future.Future[int]
 	Tell(a, func(*Proc, int) {
@@ -99,10 +110,7 @@ func TestARunnerWithoutABacklogYieldsUnmarked(t *testing.T) {
 // the runner onto its own path, which in a conversation is the critical
 // one.
 func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	sys := NewSystem(WithYieldEvery(1))
-	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	a := Spawn(sys, 0)
+	a := yieldingActor(t)
 	seen := make(chan [2]bool, 1)
 	done := make(chan struct{})
 	Tell(a, func(*Proc, int) {
@@ -123,10 +131,7 @@ func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
 // A backlog the runner queued already (drained from the intake when it
 // took its message) counts as well as one still in the intake.
 func TestARunnerWithAQueuedBacklogMarksItsActorWhenItYields(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	sys := NewSystem(WithYieldEvery(1))
-	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	a := Spawn(sys, 0)
+	a := yieldingActor(t)
 	seen := make(chan [2]bool, 1)
 	Tell(a, func(*Proc, int) {
 		go func() { // runs while the runner waits in its yield
@@ -139,5 +144,5 @@ func TestARunnerWithAQueuedBacklogMarksItsActorWhenItYields(t *testing.T) {
 	s := <-seen
 	require.True(t, s[1], "the backlog was still in the intake: the test does not test a queued one")
 	require.True(t, s[0], "the runner with a queued backlog did not mark its actor while it yielded")
-	require.NoError(t, sys.WaitIdle(context.Background()))
+	require.NoError(t, a.core.sys.WaitIdle(context.Background()))
 }
