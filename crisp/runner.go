@@ -126,7 +126,8 @@ func (a *core) between(p *Proc, n int, checked bool) {
 // (a conversation; its spinning is what makes the runner yield every
 // 16 messages) is right to expect. Marked in every yield, request-reply
 // in bench/ took 0.78x phony's time against 0.63x: a caller in 16
-// parked. The backlog looked at is what schedule saw queued behind the
+// parked (5-6 runs each, measured with other work on the machine, as
+// the pingpong figures below). The backlog looked at is what schedule saw queued behind the
 // message it took (p.backlog, noted under the lock it held anyway) and
 // the intake (messages sent since, such as a busy actor's next message
 // to itself): a fresh look at the queue, under the actor's lock, made
