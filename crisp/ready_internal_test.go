@@ -16,9 +16,25 @@ import (
 // messages, as before, let the goroutine below run after 16 messages;
 // beside goroutines that never yield, each such yield cost a whole time
 // slice.
+//
+// The runtime may still take the processor from the runner on its own:
+// to scan its stack for the collector, or on a loaded machine when the
+// backlog's wall time reaches the 10 ms slice. Then the other goroutine,
+// next in line, runs early (about once in a hundred runs under -race on
+// a busy machine). So the test gives the runner three tries, each after
+// a collection: a runner that yields on its own does so every time.
 func TestARunnerWithABacklogDoesNotYieldToOtherCode(t *testing.T) {
 	const n = 1000
-	require.Equal(t, int64(n), backlogSeenByOtherCode(t, n), "the runner yielded to a goroutine that is not crisp's before its backlog was done")
+	var got []int64
+	for range 3 {
+		runtime.GC()
+		seen := backlogSeenByOtherCode(t, n)
+		if seen == n {
+			return
+		}
+		got = append(got, seen)
+	}
+	t.Fatalf("the runner yielded to a goroutine that is not crisp's before its backlog of %d was done, in each of three tries: after %v", n, got)
 }
 
 // backlogSeenByOtherCode runs a backlog of n quick messages on one
