@@ -157,10 +157,6 @@ func (c *call[S, T]) handler() any   { return c.fn }
 func (c *call[S, T]) answered() bool { return true }
 func (c *call[S, T]) fail(err error) { c.pr.Fail(err) }
 
-// failWith fails the call with fl's error, which fl carries in the form
-// its future keeps (see missRecord).
-func (c *call[S, T]) failWith(fl *plumb.Failure) { plumb.FailWith(&c.pr, fl) }
-
 // recycle gives an observed call's extension back (see freeExt): the
 // future keeps the message, but only the runtime reads its extension.
 func (c *call[S, T]) recycle() {

@@ -154,21 +154,6 @@ func (m *message) deadlineAttr() slog.Attr {
 	return slog.Time("deadline", m.item.Deadline)
 }
 
-// missRecord is a miss's error together with the form in which the
-// missed Call's future keeps it (plumb.Failure): one allocation where
-// the future would otherwise make a second. The watchdog fails up to
-// millions of messages a second, and every allocation of its goroutine's
-// can be made to help the collector mark first.
-type missRecord struct {
-	me deadline.MissedError
-	fl plumb.Failure
-}
-
-// failsWith is a job whose future can take a failure made for it.
-type failsWith interface {
-	failWith(fl *plumb.Failure)
-}
-
 // miss fails m, which could not start by its deadline, and tells the
 // actor's miss hook.
 func (a *core) miss(m *message, now time.Time) {
@@ -176,28 +161,14 @@ func (a *core) miss(m *message, now time.Time) {
 	if m.counted {
 		a.uncount(m)
 	}
-	var err *deadline.MissedError
-	fw, future := j.(failsWith)
-	var r *missRecord
-	if future { // the error and the form its future keeps it in, in one allocation
-		r = new(missRecord)
-		err = &r.me
-	} else {
-		err = new(deadline.MissedError)
-	}
-	*err = deadline.MissedError{
+	err := &deadline.MissedError{
 		Actor:    a.displayName(),
 		Message:  m.name(j),
 		Deadline: m.item.Deadline,
 		Detected: now,
 	}
 	m.ext.releaseCtx()
-	if future {
-		plumb.InitFailure(&r.fl, err)
-		fw.failWith(&r.fl)
-	} else {
-		j.fail(err)
-	}
+	j.fail(err)
 	if m.obs != 0 {
 		a.observeEnd(m, err, true, now)
 	}

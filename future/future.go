@@ -59,7 +59,6 @@ import (
 // The runtime's access to what users do not see (see internal/plumb).
 type (
 	sourced  interface{ setSourceAt(*any) }
-	failer   interface{ failWith(*plumb.Failure) bool }
 	observed interface {
 		source() plumb.Source
 		onResolve(w plumb.Waker) bool
@@ -71,7 +70,6 @@ func init() {
 	plumb.SourceOf = func(f any) plumb.Source { return f.(observed).source() }
 	plumb.OnResolve = func(f any, fn func()) bool { return f.(observed).onResolve(funcWaker(fn)) }
 	plumb.OnResolveWaker = func(f any, w plumb.Waker) bool { return f.(observed).onResolve(w) }
-	plumb.FailWith = func(p any, fl *plumb.Failure) bool { return p.(failer).failWith(fl) }
 }
 
 // ErrTimeout is returned by GetWithin when the future is still unresolved
@@ -179,10 +177,11 @@ type Future[T any] struct {
 
 // failure is what a future resolved with an error holds: the error, and
 // the cell its x points to, which holds the failure itself, so that one
-// allocation makes both and no source or clock can be taken for one. It
-// is plumb's, so that crisp can make one inside a larger allocation of
-// its own (see plumb.FailWith).
-type failure = plumb.Failure
+// allocation makes both and no source or clock can be taken for one.
+type failure struct {
+	err  error
+	cell any // holds the *failure itself
+}
 
 // src returns the future's clock.Clock or plumb.Source, or nil if it has
 // neither or has been resolved with an error (a wait is over then, and
@@ -203,7 +202,7 @@ func isFailure(v any) bool { _, ok := v.(*failure); return ok }
 func (f *Future[T]) failed() error {
 	if c := f.x.Load(); c != nil {
 		if fl, ok := (*c).(*failure); ok {
-			return fl.Err
+			return fl.err
 		}
 	}
 	return nil
@@ -467,14 +466,9 @@ func (f *Future[T]) resolve(v T, err error) bool {
 	}
 	var fl *failure
 	if err != nil { // made before the CAS: waiters spin while it is held
-		fl = new(failure)
-		plumb.InitFailure(fl, err)
+		fl = &failure{err: err}
+		fl.cell = fl
 	}
-	return f.settle(v, fl)
-}
-
-// settle is resolve with fl, nil for no error, made already.
-func (f *Future[T]) settle(v T, fl *failure) bool {
 	for {
 		h := f.w.Load()
 		if h == resolving || h == resolved {
@@ -483,7 +477,7 @@ func (f *Future[T]) settle(v T, fl *failure) bool {
 		if f.w.CompareAndSwap(h, resolving) {
 			f.val = v
 			if fl != nil {
-				f.x.Store(&fl.Cell)
+				f.x.Store(&fl.cell)
 			}
 			f.w.Store(resolved)
 			if h != nil {
@@ -593,10 +587,4 @@ func (p *Promise[T]) Resolve(v T, err error) bool { return p.f.resolve(v, err) }
 func (p *Promise[T]) Fail(err error) bool {
 	var zero T
 	return p.f.resolve(zero, err)
-}
-
-// failWith is plumb.FailWith.
-func (p *Promise[T]) failWith(fl *failure) bool {
-	var zero T
-	return p.f.settle(zero, fl)
 }

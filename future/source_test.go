@@ -83,29 +83,3 @@ func TestAWaitEndsWithItsSourceWhenTheFutureFails(t *testing.T) {
 		assert.Same(t, src, plumb.SourceOf(p.Future()))
 	})
 }
-
-// A failure the runtime made itself (plumb.InitFailure, in an allocation
-// of its own) resolves a future with no allocation of the future's; the
-// future keeps it as the error, and is resolved once only.
-func TestFailWithKeepsTheRuntimesFailure(t *testing.T) {
-	errMissed := errors.New("missed")
-	ps := make([]*future.Promise[int], 101)
-	fls := make([]plumb.Failure, len(ps))
-	for i := range ps {
-		ps[i] = future.NewPromise[int](nil)
-		plumb.InitFailure(&fls[i], errMissed)
-	}
-	i := 0
-	allocs := testing.AllocsPerRun(len(ps)-1, func() {
-		require.True(t, plumb.FailWith(ps[i], &fls[i]))
-		i++
-	})
-	require.Zero(t, allocs, "FailWith allocated")
-	v, err := ps[0].Future().Get()
-	require.Zero(t, v)
-	require.Same(t, errMissed, err)
-	require.False(t, plumb.FailWith(ps[0], &fls[len(fls)-1]), "a resolved future was failed again")
-	require.False(t, ps[0].Resolve(1, nil))
-	_, err = ps[0].Future().Get()
-	require.Same(t, errMissed, err)
-}

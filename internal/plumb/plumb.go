@@ -60,34 +60,12 @@ var (
 	// fn panics, the other waiters are still woken and the panic then
 	// reaches the resolver.
 	OnResolve func(future any, fn func()) bool
-	// FailWith resolves promise's future (a *future.Promise[T]) with the
-	// zero value and f's error, keeping f itself (see Failure), and
-	// reports whether this call resolved it. It allocates nothing.
-	FailWith func(promise any, f *Failure) bool
 	// OnResolveWaker is OnResolve calling w.Wake. A pointer held in a
 	// Waker costs no allocation, where a closure or a method value
 	// would: crisp's suspended processes and continuations register
 	// themselves.
 	OnResolveWaker func(future any, w Waker) bool
 )
-
-// Failure is how a future resolved with an error keeps it: the error,
-// and a cell holding the Failure itself, which the future points to in
-// the one word it keeps for its source or its error. A runtime that
-// allocates an error anyway (crisp: a miss's *deadline.MissedError) can
-// make the Failure in the same allocation, set it up with InitFailure,
-// and resolve with FailWith: the future then allocates nothing. A
-// Failure must not be changed after InitFailure, nor used twice.
-type Failure struct {
-	Err  error
-	Cell any // holds the *Failure itself
-}
-
-// InitFailure sets f up to carry err.
-func InitFailure(f *Failure, err error) {
-	f.Err = err
-	f.Cell = f
-}
 
 // Waker is a callback of OnResolveWaker.
 type Waker interface{ Wake() }
