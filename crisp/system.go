@@ -149,10 +149,12 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithPrecision makes the watchdog report misses within microseconds of
-// their deadline on the real clock, rather than within the millisecond or
-// so a Go timer may be late, by waking margin early and spinning until
-// the deadline. It costs up to margin of one core's time per wake-up; a
-// margin of a millisecond covers Linux's timer lateness.
+// their deadline on the real clock, rather than within the tenth of a
+// millisecond or so its timer may be late (on Linux, where it sets a
+// timerfd beside Go's timer while the processors are idle; elsewhere a
+// Go timer, up to a millisecond or so), by waking margin early and
+// spinning until the deadline. It costs up to margin of one core's time
+// per wake-up.
 //
 // While other goroutines hold the processors (the watchdog's spin,
 // which yields now and then, comes back late twice in a row), it rests
