@@ -52,14 +52,11 @@ func (t *fineTimer) set(d time.Duration) {
 func (t *fineTimer) stop() { t.settime(&itimerspec{}) }
 
 func (t *fineTimer) settime(spec *itimerspec) {
-	// A raw system call: timerfd_settime never blocks, and the runtime's
-	// bookkeeping around a system call lets sysmon hand the caller's
-	// processor to other goroutines if the call takes a scheduler tick
-	// (a virtual machine's timer writes can): the watchdog, which arms
-	// the timer on its goroutine, then waited in the global run queue
-	// behind busy runners (busy lag cell, detection p99 50 us -> 0.5-0.7
-	// ms). It fails only for a closed descriptor (after Stop), or with
-	// EINVAL for a setting out of range, which set never makes.
+	// A raw system call: timerfd_settime never blocks, so it needs none
+	// of the runtime's bookkeeping for calls that might (which would let
+	// another thread take the processor meanwhile). It fails only for a
+	// closed descriptor, or with EINVAL for a setting out of range, which
+	// set never makes.
 	syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, t.fd, 0, uintptr(unsafe.Pointer(spec)), 0, 0, 0)
 }
 

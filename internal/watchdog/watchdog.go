@@ -362,6 +362,7 @@ func (w *Watchdog) Stop() {
 	}
 	if w.fine != nil {
 		w.fine.stop()
+		w.fineArmed = false
 	}
 	for _, sl := range w.heap {
 		if sl.live() {
