@@ -490,7 +490,7 @@ func (w *Watchdog) nudgeAt(now int64) bool {
 // nudged watchdog down is not known.
 const (
 	fineRest = 100 * time.Millisecond
-	fineLate = 300 * time.Microsecond
+	fineLate = 2 * time.Millisecond
 )
 
 // arm sets the timer for key k. Called with mu held.
