@@ -127,22 +127,3 @@ func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
 	require.True(t, s[0], "the runner with a backlog did not mark its actor while it yielded")
 	require.True(t, s[1], "the plain message was queued by its sender, not left in the intake")
 }
-
-// A backlog the runner queued already (drained from the intake when it
-// took its message) counts as well as one still in the intake.
-func TestARunnerWithAQueuedBacklogMarksItsActorWhenItYields(t *testing.T) {
-	a := yieldingActor(t)
-	seen := make(chan [2]bool, 1)
-	Tell(a, func(*Proc, int) {
-		go func() { // runs while the runner waits in its yield
-			seen <- [2]bool{a.core.occupied(), a.core.intake.Load() == nil}
-		}()
-	})
-	for range asideBacklog { // queued with the first, behind it, before the runner runs
-		Tell(a, func(*Proc, int) {})
-	}
-	s := <-seen
-	require.True(t, s[1], "the backlog was still in the intake: the test does not test a queued one")
-	require.True(t, s[0], "the runner with a queued backlog did not mark its actor while it yielded")
-	require.NoError(t, a.core.sys.WaitIdle(context.Background()))
-}

@@ -462,7 +462,7 @@ func (a *core) runGroup() {
 			return
 		}
 		a.runOne(p, m, j)
-		a.between(p, n, m.checked())
+		a.between(n, m.checked())
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m)

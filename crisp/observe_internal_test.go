@@ -123,7 +123,7 @@ func TestStartedReusesTheDeadlineChecksReading(t *testing.T) {
 		o := sendOpts{now: sys.now(), haveNow: true}
 		c.item.Deadline = o.now.Add(time.Hour)
 		a.sent(&c.message, c, &o)
-		require.False(t, a.late(nil, &c.message))
+		require.False(t, a.late(&c.message))
 		advance()
 		started = started[:0]
 		a.observeStart(&c.message)

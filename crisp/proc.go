@@ -36,7 +36,6 @@ type Proc struct {
 	serve    bool       // a spare runner is woken to serve, not dismissed. Set under a.mu.
 	done     bool       // the runner returned normally (not through runtime.Goexit)
 	selfWait bool       // a group runner blocked on a future of its group (checkGroupWait). Guarded by a.mu.
-	backlog  bool       // work was queued behind the message the runner took last (schedule; see stepAside)
 }
 
 // procSize is the size of a Proc, which every runner goroutine has, and

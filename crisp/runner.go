@@ -91,11 +91,11 @@ const yieldEvery = 16
 // clock just before its handler started (late), which nudged the
 // watchdog then: checked is true for it, and the clock is not read
 // again here.
-func (a *core) between(p *Proc, n int, checked bool) {
+func (a *core) between(n int, checked bool) {
 	if !checked && a.sys.wd.Nudge() || n%yieldEvery == 0 && (ready.Waiting() || a.sys.wd.Watching()) {
-		a.stepAside(p)
+		a.stepAside()
 	} else if e := a.sys.yieldAlways; e > 0 && n%e == 0 {
-		a.stepAside(p) // WithYieldEvery
+		a.stepAside() // WithYieldEvery
 	}
 }
 
@@ -127,18 +127,21 @@ func (a *core) between(p *Proc, n int, checked bool) {
 // 16 messages) is right to expect. Marked in every yield, request-reply
 // in bench/ took 0.78x phony's time against 0.63x: a caller in 16
 // parked (5-6 runs each, measured with other work on the machine, as
-// the pingpong figures below). The backlog looked at is what schedule saw queued behind the
-// message it took (p.backlog, noted under the lock it held anyway) and
-// the intake (messages sent since, such as a busy actor's next message
-// to itself): a fresh look at the queue, under the actor's lock, made
-// conversations 10% slower (pingpong 1.02x phony's time against 0.91x,
-// 6 runs each). And a plain message (no deadline, no options) is left to
+// the pingpong figures below). The backlog looked at is the intake
+// (messages sent since the runner last queued them, such as a busy
+// actor's next message to itself): a look at the queue too, under the
+// actor's lock, made conversations 10% slower (pingpong 1.02x phony's
+// time against 0.91x, 6 runs each), and counting what was queued when
+// the runner took its message (noted under the lock it held anyway)
+// made chameneos with deadlines 2.2x slower (bench quick, crisp+dl: 41
+// -> 90 ms, 3 runs each; every sender to the busy broker then queued and
+// watched its deadline itself) for no lag it was measured to buy. And a plain message (no deadline, no options) is left to
 // the runner while it yields (send): its sender, queueing it itself,
 // would only take work off the runner onto its own path, in a
 // conversation the critical one. A group's runners do not mark the
 // group: it counts as handling while any of its workers is active.
-func (a *core) stepAside(p *Proc) {
-	if a.grp != nil || (p == nil || !p.backlog) && a.intake.Load() == nil {
+func (a *core) stepAside() {
+	if a.grp != nil || a.intake.Load() == nil {
 		runtime.Gosched()
 		return
 	}
@@ -218,7 +221,7 @@ func (a *core) run(first *message) {
 		}
 		first = nil
 		a.runOne(p, m, j)
-		a.between(p, n, m.checked())
+		a.between(n, m.checked())
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m) // here, under the lock taken anyway
@@ -319,7 +322,6 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 			a.holder.Store(uintptr(p.g))
 			grace = runnerGrace
 		default:
-			p.backlog = a.queued > 0 || a.pn > 0
 			a.mu.Unlock()
 			return m, j
 		}
@@ -402,7 +404,7 @@ func (a *core) dismissSpare() {
 // actor: the start-time deadline check, then the handler. Entered and
 // left without a.mu; the caller then releases m's keys, if it has any.
 func (a *core) runOne(p *Proc, m *message, j job) {
-	if m.checked() && a.late(p, m) {
+	if m.checked() && a.late(m) {
 		return // the caller releases its keys
 	}
 	if m.counted {
@@ -448,17 +450,17 @@ func (a *core) giveKeysBack(m *message) {
 }
 
 // late reports, and handles, a message taken at or after its deadline:
-// it never starts. p is the runner's (nil in tests).
+// it never starts.
 //
 //go:noinline
-func (a *core) late(p *Proc, m *message) bool {
+func (a *core) late(m *message) bool {
 	now := a.sys.now()
 	if now.Before(m.item.Deadline) {
 		if m.obs != 0 {
 			keepStartReading(a.sys, m, now) // Started reuses it (observe.go)
 		}
 		if a.sys.wd.NudgeAt(now) { // between messages, with the reading at hand: see between
-			a.stepAside(p)
+			a.stepAside()
 		}
 		return false
 	}
