@@ -265,28 +265,42 @@ func waitBounded(wg *sync.WaitGroup, limit time.Time) bool {
 	}
 }
 
-func missLag(b *testing.B, actors, perActor int, span time.Duration, hogs int, opts ...crisp.Option) {
-	var stop atomic.Bool
-	var hogged sync.WaitGroup
-	for range hogs {
-		hogged.Go(func() {
-			for !stop.Load() {
+// startHogs starts n goroutines that never yield (CPU-bound code beside
+// the actors) and returns the function that ends them and waits for
+// them.
+func startHogs(n int) (stop func()) {
+	var done atomic.Bool
+	var hogs sync.WaitGroup
+	for range n {
+		hogs.Go(func() {
+			for !done.Load() {
 			}
 		})
 	}
-	defer hogged.Wait()
-	defer stop.Store(true)
+	return func() { done.Store(true); hogs.Wait() }
+}
+
+// heldActors spawns n actors on sys, each held in its first handler
+// until release is closed, and returns once all are held: what is sent
+// to them meanwhile waits in their queues.
+func heldActors(sys *crisp.System, n int) (as []*crisp.Actor[*counter], release chan struct{}) {
+	release = make(chan struct{})
+	var started sync.WaitGroup
+	as = make([]*crisp.Actor[*counter], n)
+	for i := range as {
+		as[i] = crisp.Spawn(sys, &counter{})
+		started.Add(1)
+		crisp.Tell(as[i], func(*crisp.Proc, *counter) { started.Done(); <-release })
+	}
+	started.Wait()
+	return as, release
+}
+
+func missLag(b *testing.B, actors, perActor int, span time.Duration, hogs int, opts ...crisp.Option) {
+	defer startHogs(hogs)()
 	for b.Loop() {
 		sys := crisp.NewSystem(append([]crisp.Option{crisp.WithLogger(quiet)}, opts...)...)
-		release := make(chan struct{})
-		var started sync.WaitGroup
-		as := make([]*crisp.Actor[*counter], actors)
-		for i := range as {
-			as[i] = crisp.Spawn(sys, &counter{})
-			started.Add(1)
-			crisp.Tell(as[i], func(*crisp.Proc, *counter) { started.Done(); <-release })
-		}
-		started.Wait()
+		as, release := heldActors(sys, actors)
 
 		n := actors * perActor
 		lags := make([]time.Duration, n)
@@ -345,29 +359,12 @@ func BenchmarkMissCapacity(b *testing.B) {
 }
 
 func missCapacity(b *testing.B, actors, perActor int, span time.Duration, hogs int) {
-	var stop atomic.Bool
-	var hogged sync.WaitGroup
-	for range hogs {
-		hogged.Go(func() {
-			for !stop.Load() {
-			}
-		})
-	}
-	defer hogged.Wait()
-	defer stop.Store(true)
+	defer startHogs(hogs)()
 	n := actors * perActor
 	var took time.Duration
 	for b.Loop() {
 		sys := crisp.NewSystem(crisp.WithLogger(quiet))
-		release := make(chan struct{})
-		var started sync.WaitGroup
-		as := make([]*crisp.Actor[*counter], actors)
-		for i := range as {
-			as[i] = crisp.Spawn(sys, &counter{})
-			started.Add(1)
-			crisp.Tell(as[i], func(*crisp.Proc, *counter) { started.Done(); <-release })
-		}
-		started.Wait()
+		as, release := heldActors(sys, actors)
 		var left atomic.Int64
 		left.Store(int64(n))
 		last := make(chan time.Time, 1)
