@@ -123,23 +123,24 @@ func (a *core) between(n int, checked bool) {
 //
 // Only a runner with a backlog marks its actor: one without takes the
 // next message as soon as it runs again, which a caller spinning for it
-// (a conversation; its spinning is what makes the runner yield every
-// 16 messages) is right to expect. Marked in every yield, request-reply
-// in bench/ took 0.78x phony's time against 0.63x: a caller in 16
-// parked (5-6 runs each, measured with other work on the machine, as
-// the pingpong figures below). The backlog looked at is the intake
-// (messages sent since the runner last queued them, such as a busy
-// actor's next message to itself): a look at the queue too, under the
-// actor's lock, made conversations 10% slower (pingpong 1.02x phony's
-// time against 0.91x, 6 runs each), and counting what was queued when
-// the runner took its message (noted under the lock it held anyway)
-// made chameneos with deadlines 2.2x slower (bench quick, crisp+dl: 41
-// -> 90 ms, 3 runs each; every sender to the busy broker then queued and
-// watched its deadline itself) for no lag it was measured to buy. And a plain message (no deadline, no options) is left to
-// the runner while it yields (send): its sender, queueing it itself,
-// would only take work off the runner onto its own path, in a
-// conversation the critical one. A group's runners do not mark the
-// group: it counts as handling while any of its workers is active.
+// (a conversation; its spinning is what makes the runner yield every 16
+// messages) is right to expect. Marked in every yield, request-reply in
+// bench/ took 0.78x phony's time against 0.63x: a caller in 16 parked
+// (5-6 runs each, measured with other work on the machine, as the
+// pingpong figures below). The backlog looked at is the intake (messages
+// sent since the runner last queued them, such as a busy actor's next
+// message to itself): a look at the queue too, under the actor's lock,
+// made conversations 10% slower (pingpong 1.02x phony's time against
+// 0.91x, 6 runs each), and counting what was queued when the runner took
+// its message (noted under the lock it held anyway) made chameneos with
+// deadlines 2.2x slower (bench quick, crisp+dl: 41 -> 90 ms, 3 runs
+// each; every sender to the busy broker then queued and watched its
+// deadline itself) for no lag it was measured to buy. And a plain
+// message (no deadline, no options) is left to the runner while it
+// yields (send): its sender, queueing it itself, would only take work
+// off the runner onto its own path, in a conversation the critical one.
+// A group's runners do not mark the group: it counts as handling while
+// any of its workers is active.
 func (a *core) stepAside() {
 	if a.grp != nil || a.intake.Load() == nil {
 		runtime.Gosched()
