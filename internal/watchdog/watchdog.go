@@ -484,10 +484,13 @@ func (w *Watchdog) nudgeAt(now int64) bool {
 // expirations Go polls for only when a processor runs out of work.
 // Measured with ten actors running 20-50 us handlers (crispbench
 // timeliness lag, busy, 1,000 pending): with the fine timer armed for
-// every deadline the detection p99 went from 50 us to 0.5-0.7 ms, even
-// with nobody reading the timerfd, and not when it was set an hour late
-// (the same system calls, no expirations). Why its expirations slow the
-// nudged watchdog down is not known.
+// every deadline the detection p99 went from 50 us to 0.5-0.7 ms, also
+// with the timerfd outside Go's poller and nobody reading it, and not
+// when it was set an hour late (the same system calls, no expirations):
+// the kernel's timer expiring on a processor that runs a handler costs
+// that much on this virtual machine, by a mechanism not known. Go's own
+// timers cost no interrupt there: a busy processor runs them when it
+// schedules.
 const (
 	fineRest = 100 * time.Millisecond
 	fineLate = 2 * time.Millisecond
