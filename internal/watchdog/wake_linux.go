@@ -18,7 +18,7 @@ import (
 // that is what Nudge is for).
 type fineTimer struct {
 	f  *os.File
-	fd uintptr
+	fd uintptr // f's descriptor, kept apart: f.Fd() would make it blocking
 }
 
 const (

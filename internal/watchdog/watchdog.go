@@ -234,11 +234,16 @@ func (w *Watchdog) fineLoop() {
 	for w.fine.wait(buf[:]) {
 		w.mu.Lock()
 		w.fineArmed = false // expired, and read
-		w.kicks++
-		if !w.stop {
-			w.wake()
-		}
+		w.kickLocked()
 		w.mu.Unlock()
+	}
+}
+
+// disarmFine stops the fine timer if it is set. Called with mu held.
+func (w *Watchdog) disarmFine() {
+	if w.fineArmed {
+		w.fine.stop()
+		w.fineArmed = false
 	}
 }
 
@@ -361,8 +366,7 @@ func (w *Watchdog) Stop() {
 		w.timer.Stop()
 	}
 	if w.fine != nil {
-		w.fine.stop()
-		w.fineArmed = false
+		w.disarmFine()
 	}
 	for _, sl := range w.heap {
 		if sl.live() {
@@ -464,10 +468,7 @@ func (w *Watchdog) nudgeAt(now int64) bool {
 	}
 	if w.fine != nil {
 		w.fineOff = now + int64(fineRest)
-		if w.fineArmed {
-			w.fine.stop() // as the timer: its reader would take the run-next slot
-			w.fineArmed = false
-		}
+		w.disarmFine() // as the timer: its reader would take the run-next slot
 	}
 	if !w.stop {
 		w.wake()
@@ -511,9 +512,8 @@ func (w *Watchdog) arm(k int64, now time.Time) {
 		if kn >= w.fineOff {
 			w.fine.set(d)
 			w.fineArmed = true
-		} else if w.fineArmed {
-			w.fine.stop()
-			w.fineArmed = false
+		} else {
+			w.disarmFine()
 		}
 	}
 	if w.timer == nil {
@@ -535,11 +535,17 @@ func (w *Watchdog) fired() {
 			w.fineOff = now + int64(fineRest)
 		}
 	}
+	w.kickLocked()
+	w.mu.Unlock()
+}
+
+// kickLocked records a timer's firing and wakes the goroutine, unless
+// the watchdog has stopped. Called with mu held.
+func (w *Watchdog) kickLocked() {
 	w.kicks++
 	if !w.stop {
 		w.wake()
 	}
-	w.mu.Unlock()
 }
 
 // wake makes the watchdog's goroutine runnable, unless a wake-up is
