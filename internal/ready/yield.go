@@ -1,0 +1,87 @@
+package ready
+
+import (
+	"runtime"
+	"sync/atomic"
+	_ "unsafe" // go:linkname
+)
+
+// Yield lets the goroutines waiting for a processor run, for a runner
+// lingering for its actor's next message (crisp's linger). On a machine
+// with processors to spare it is runtime.Gosched; once a Gosched has
+// come back slow, it yields to the caller's own processor instead, for
+// localRest.
+//
+// Gosched puts the caller at the back of the run queue that every
+// processor takes from: on a quiet machine another processor picks it up
+// at once. But goroutines that never yield (CPU-bound code elsewhere in
+// the process, preempted every 10 ms) wait in that queue too, and behind
+// them each Gosched costs up to one of their time slices. The runtime's
+// goyield puts the caller at the back of its own processor's queue
+// instead, where the goroutine it waits for usually is (the one it has
+// just answered, made runnable there), and it runs again as soon as that
+// one has run. Measured on bench's quick suite beside two such
+// goroutines (-hogs 2; AMD EPYC, 2 vCPU; BENCHMARKS.md), with this in
+// linger: pingpong, fib and ring-1k took 0.58-0.63x of their time,
+// threadring 0.32x.
+//
+// Only a lingering runner yields this way. A caller spinning for its
+// result (future's spin) yielding to its processor did not help beside
+// such goroutines (request-reply 1.7x as long) and hurt other code on a
+// machine busy with crisp's own handlers: the lag of time.AfterFunc's
+// callbacks beside ten actors running CPU-bound handlers went from 3.6
+// to 13-18 ms at p99 (crispbench timeliness lag, busy load; why was not
+// traced). And a runner stepping aside to
+// share the processors (crisp's stepAside) yields to everything, which
+// the global queue is for: with goyield there, chameneos beside two
+// CPU-bound goroutines took 1.8-2.2x as long.
+func Yield() {
+	if cheaprand()&timeMask != 0 {
+		if localUntil.Load() != 0 {
+			goyield()
+		} else {
+			runtime.Gosched()
+		}
+		return
+	}
+	t := now() // clock seam: how long the scheduler took, in real time on any clock
+	if t < localUntil.Load() {
+		goyield()
+		return
+	}
+	localUntil.Store(0)
+	runtime.Gosched()
+	if end := now(); end-t > slowYield { // clock seam: as above
+		localUntil.Store(end + localRest)
+	}
+}
+
+// A Gosched that takes longer than slowYield has waited behind other
+// code's time slices (on a quiet machine one takes microseconds). Yield
+// then stays on its processor for localRest: on a machine that stays
+// busy, one yield in localRest waits out a time slice again.
+const (
+	slowYield = 1_000_000     // ns
+	localRest = 1_000_000_000 // ns
+)
+
+// Yield reads the clock in one yield in timeMask+1, chosen at random: to
+// time its Gosched, or to see whether localRest is over. Tests set it to
+// 0.
+var timeMask uint32 = 31
+
+// localUntil is the instant (now's) until which Yield yields to its
+// processor; 0 while it uses Gosched.
+var localUntil atomic.Int64
+
+// now reads the runtime's monotonic clock; tests replace it.
+var now = nanotime
+
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
+//go:linkname cheaprand runtime.cheaprand
+func cheaprand() uint32
+
+//go:linkname goyield runtime.goyield
+func goyield()

@@ -1,0 +1,2 @@
+// An assembly file, empty: it lets yield.go declare goyield without a
+// body, as go:linkname needs.

@@ -1,0 +1,111 @@
+package ready
+
+import (
+	"math"
+	"runtime"
+	"sync/atomic"
+	"testing"
+)
+
+// turnsTaken runs a goroutine that never yields beside the caller on one
+// processor, and reports in how many of 10 calls of yield it ran.
+func turnsTaken(yield func()) int {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var spins, stop atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for stop.Load() == 0 {
+			spins.Add(1)
+		}
+	}()
+	// Let it start, and be preempted into the global run queue: the
+	// caller runs again only then.
+	for spins.Load() == 0 {
+		runtime.Gosched()
+	}
+	ran := 0
+	for range 10 {
+		before := spins.Load()
+		yield()
+		if spins.Load() != before {
+			ran++
+		}
+	}
+	stop.Store(1)
+	<-done
+	return ran
+}
+
+// quiet makes Yield start out on a machine it has not found busy, and
+// time every yield; and puts both back after the test.
+func quiet(t *testing.T) {
+	localUntil.Store(0)
+	mask := timeMask
+	timeMask = 0
+	t.Cleanup(func() {
+		localUntil.Store(0)
+		timeMask = mask
+	})
+}
+
+func TestYieldStopsWaitingBehindCodeThatNeverYields(t *testing.T) {
+	quiet(t)
+	// The first yield waits out the CPU-bound goroutine's time slice;
+	// after it, the runtime takes a goroutine from the global queue
+	// first only once in 61 schedules: at most a few of the ten yields
+	// may let it in.
+	if n := turnsTaken(Yield); n > 3 {
+		t.Errorf("the CPU-bound goroutine ran in %d of 10 yields", n)
+	}
+	if localUntil.Load() <= now() {
+		t.Error("a slow yield did not make Yield stay on its processor")
+	}
+	// What Yield falls back from: each Gosched waits out a time slice.
+	if n := turnsTaken(runtime.Gosched); n < 8 {
+		t.Errorf("it ran in %d of 10 calls of runtime.Gosched: the test no longer tells them apart", n)
+	}
+}
+
+func TestYieldStaysLocalForTheRestAfterASlowYield(t *testing.T) {
+	quiet(t)
+	defer func(f func() int64) { now = f }(now)
+	var clock atomic.Int64
+	now = clock.Load
+	step := func(d int64) func() int64 {
+		return func() int64 { return clock.Add(d) }
+	}
+
+	now = step(slowYield / 4) // each reading a quarter of slowYield on
+	Yield()
+	if localUntil.Load() != 0 {
+		t.Fatal("a quick yield made Yield stay local")
+	}
+	now = step(slowYield + 1) // more than slowYield between the two readings
+	Yield()
+	end := clock.Load()
+	if got := localUntil.Load(); got != end+localRest {
+		t.Fatalf("after a slow yield, local until %d; want %d", got, end+localRest)
+	}
+	now = clock.Load
+	clock.Store(end + localRest - 1)
+	Yield() // local: reads the clock once
+	if localUntil.Load() != end+localRest {
+		t.Fatal("a local yield changed the rest")
+	}
+	clock.Store(end + localRest)
+	Yield() // the rest is over: Gosched, quick
+	if got := localUntil.Load(); got != 0 {
+		t.Fatalf("after the rest and a quick yield, local until %d; want 0 (Gosched again)", got)
+	}
+}
+
+func TestYieldStaysLocalWhenItDoesNotReadTheClock(t *testing.T) {
+	t.Cleanup(func() { localUntil.Store(0) })
+	// With the clock read in one yield in 32, the others go by
+	// localUntil alone.
+	localUntil.Store(math.MaxInt64)
+	if n := turnsTaken(Yield); n > 2 {
+		t.Errorf("resting, Yield let the CPU-bound goroutine run in %d of 10 yields", n)
+	}
+}
