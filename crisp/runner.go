@@ -141,6 +141,13 @@ func (a *core) between(n int, checked bool) {
 // off the runner onto its own path, in a conversation the critical one.
 // A group's runners do not mark the group: it counts as handling while
 // any of its workers is active.
+//
+// It yields with runtime.Gosched, to the back of the global run queue,
+// where the other processors find the runner, and not to its own
+// processor's queue as a lingering runner does (ready.Yield): beside two
+// goroutines that never yield (bench -hogs 2), chameneos then took
+// 1.8-2.2x as long, the goroutines runnable on a processor that had taken up one
+// of them waiting out its time slice.
 func (a *core) stepAside() {
 	if a.grp != nil || a.intake.Load() == nil {
 		runtime.Gosched()
@@ -156,14 +163,17 @@ func (a *core) stepAside() {
 // and returns 0, when as many runners of the system as there are
 // processors linger already: each yield would only queue behind theirs,
 // so the grace period would be neither brief nor useful, and under load
-// the lingering runners would pile up by the hundred thousand.
+// the lingering runners would pile up by the hundred thousand. Its
+// yields are ready.Yield's: where other code holds the processors, the
+// runner then waits for its partner on their own processor rather than
+// behind that code's time slices.
 func (a *core) linger(grace int) int {
 	s := a.sys
 	if s.lingering.Add(1) > s.maxLinger {
 		grace = 0
 	}
 	for ; grace > 0 && a.intake.Load() == nil; grace-- {
-		runtime.Gosched()
+		ready.Yield()
 	}
 	s.lingering.Add(-1)
 	return grace
