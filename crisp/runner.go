@@ -146,8 +146,7 @@ func (a *core) between(n int, checked bool) {
 // where the other processors find the runner, and not to its own
 // processor's queue as a lingering runner does (ready.Yield): beside two
 // goroutines that never yield (bench -hogs 2), chameneos then took
-// 1.8-2.2x as long, the goroutines runnable on a processor that had taken up one
-// of them waiting out its time slice.
+// 1.8-2.2x as long (why was not traced).
 func (a *core) stepAside() {
 	if a.grp != nil || a.intake.Load() == nil {
 		runtime.Gosched()
