@@ -23,15 +23,15 @@ import (
 // one has run. Measured on bench's quick suite beside two such
 // goroutines (-hogs 2; AMD EPYC, 2 vCPU; BENCHMARKS.md), with this in
 // linger: pingpong, fib and ring-1k took 0.58-0.63x of their time,
-// threadring 0.32x.
+// threadring 0.32x; bank and throughput-4x100, 1.06-1.27x.
 //
 // Only a lingering runner yields this way. A caller spinning for its
 // result (future's spin) yielding to its processor did not help beside
 // such goroutines (request-reply 1.7x as long) and hurt other code on a
 // machine busy with crisp's own handlers: the lag of time.AfterFunc's
-// callbacks beside ten actors running CPU-bound handlers went from 3.6
-// to 13-18 ms at p99 (crispbench timeliness lag, busy load; why was not
-// traced). And a runner stepping aside to
+// callbacks beside ten actors running CPU-bound handlers went from
+// 3.5-3.9 ms to 5.5-16 ms at p99 (crispbench timeliness lag, busy load,
+// 2 runs each; why was not traced). And a runner stepping aside to
 // share the processors (crisp's stepAside) yields to everything, which
 // the global queue is for: with goyield there, chameneos beside two
 // CPU-bound goroutines took 1.8-2.2x as long.
