@@ -365,9 +365,7 @@ func (w *Watchdog) Stop() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	if w.fine != nil {
-		w.disarmFine()
-	}
+	w.disarmFine() // only ever armed where there is a fine timer
 	for _, sl := range w.heap {
 		if sl.live() {
 			sl.e.seq = 0
