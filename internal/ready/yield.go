@@ -22,8 +22,9 @@ import (
 // just answered, made runnable there), and it runs again as soon as that
 // one has run. Measured on bench's quick suite beside two such
 // goroutines (-hogs 2; AMD EPYC, 2 vCPU; BENCHMARKS.md), with this in
-// linger: pingpong, fib and ring-1k took 0.58-0.63x of their time,
-// threadring 0.32x; bank and throughput-4x100, 1.06-1.27x.
+// linger, over three sittings: threadring took 0.32-0.49x of its time,
+// pingpong 0.48-0.74x, ring-1k 0.63-0.71x, fib 0.58x in two and 1.11x
+// in the third; bank 1.06-1.26x, throughput-4x100 1.15-1.24x.
 //
 // Only a lingering runner yields this way. A caller spinning for its
 // result (future's spin) yielding to its processor did not help beside
