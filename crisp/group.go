@@ -455,6 +455,7 @@ func (a *core) runGroup() {
 			a.mu.Lock()
 		}
 	}
+	seen := a.sys.wd.Expired()
 	for n := 1; ; n++ {
 		m, j := a.scheduleGroup(p)
 		if m == nil {
@@ -462,7 +463,7 @@ func (a *core) runGroup() {
 			return
 		}
 		a.runOne(p, m, j)
-		a.between(n, m.checked())
+		seen = a.between(n, m.checked(), seen)
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m)

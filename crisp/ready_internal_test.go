@@ -6,7 +6,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/crisprt/crisp/internal/ready"
 )
 
 // On one processor, a runner with a backlog of quick messages runs it
@@ -99,4 +102,47 @@ func TestWithYieldEveryYieldsToOtherCodeToo(t *testing.T) {
 
 func TestWithYieldEveryRefusesANegativeCount(t *testing.T) {
 	require.PanicsWithValue(t, "crisp: WithYieldEvery(-1): n must not be negative", func() { WithYieldEvery(-1) })
+}
+
+// After a pass of the watchdog that failed messages, a runner yields
+// once, after the message it ran, if one of crisp's goroutines waits for
+// a processor: the callers the pass woke may wait behind it. Called
+// directly: with one processor the callers a pass wakes run before the
+// runner anyway (the runner's own yield let the watchdog run), so only
+// with several, and on the scheduler's timing, does the yield show in a
+// run.
+func TestARunnerYieldsOnceAfterTheWatchdogFailedMessages(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := &Spawn(sys, 0).core
+	require.Zero(t, ready.N(), "crisp goroutines of another test are still waiting")
+	seen := sys.wd.Expired()
+
+	var ran atomic.Bool
+	ready.Add(1) // a caller the pass woke, not yet running
+	go func() {
+		ready.Done()
+		ran.Store(true)
+	}()
+	assert.Equal(t, seen, a.between(1, true, seen), "nothing was expired")
+	assert.False(t, ran.Load(), "the runner yielded with no pass to answer")
+	assert.Equal(t, seen, a.between(2, true, seen-1), "the runner must now have seen the latest pass")
+	assert.True(t, ran.Load(), "the runner did not yield to the woken caller after a pass")
+
+	// With no crisp goroutine waiting, a pass is no reason to yield. The
+	// count is the process's: a goroutine of an earlier test may still
+	// be counted, so three tries.
+	for try := 0; ; try++ {
+		var other atomic.Bool
+		go other.Store(true) // other code
+		waiting := ready.Waiting()
+		a.between(3, true, seen-1)
+		if !other.Load() {
+			break
+		}
+		require.Less(t, try, 2, "the runner yielded to other code after a pass with no crisp goroutine waiting (waiting before: %v)", waiting)
+		runtime.Gosched()
+	}
+	runtime.Gosched()
 }

@@ -68,7 +68,9 @@ const runnerGrace = 4
 // any goroutine that computes.
 const yieldEvery = 16
 
-// between runs after the n-th message a runner has run in a row. If a
+// between runs after the n-th message a runner has run in a row, and
+// returns the count of the watchdog's passes (Watchdog.Expired) the
+// runner has now seen; seen is the count it had seen before. If a
 // watched deadline of the system has passed, it wakes the watchdog (Go
 // would fire the watchdog's timer only when the processor holding it
 // schedules, which a processor busy with runners does every 10 ms or
@@ -77,26 +79,60 @@ const yieldEvery = 16
 // of them. Otherwise it yields every yieldEvery messages while one of
 // crisp's goroutines waits for a processor or a deadline is watched.
 //
-// Tried and dropped: yielding once more whenever the watchdog had woken
-// callers since the runner last looked, so that callers queued behind
-// runners on their processor go first. With 300 us handlers it took the
-// miss lag's p99 from 9 ms to 0.4 ms; but where goroutines that never
-// yield hold the processors, each yield waits out one of their 10 ms
-// time slices, and the extra yields starved the runners that notice
-// deadlines (p99 50 ms -> 160-200 ms with two such goroutines). Neither
-// a limit of one such yield per runner per millisecond nor turning them
-// off after a slow yield kept the gain without the loss.
+// And it yields once after each pass of the watchdog that failed messages
+// since the runner last looked, if one of crisp's goroutines still waits
+// for a processor: the callers the pass woke wait in the run queue of the
+// watchdog's processor, which a runner taken from the global queue would
+// otherwise hold for yieldEvery handlers. That yield is ready.Yield's,
+// which beside goroutines that never yield keeps the runner on its own
+// processor rather than behind their time slices. Measured (crispbench
+// timeliness lag, ten actors, 1,000 pending, AMD EPYC 2 vCPU, 4 runs
+// each, one stalled run in each build left out), lag p99: 20-50 us
+// handlers 0.44-0.52 ms -> 0.28-0.32 ms; 250-350 us handlers 2.1-2.5 ms
+// -> 1.7-1.9 ms; beside two such goroutines within the runs' spread (busy
+// 60-91 ms -> 64-85 ms, long 69-119 ms -> 78-99 ms). Yielding with
+// runtime.Gosched, as first tried, took the p99 with 300 us handlers from
+// 9 ms to 0.4 ms (before the runners nudged the watchdog), but each yield
+// beside those goroutines waited out one of their 10 ms time slices and
+// starved the runners that notice deadlines (p99 50 ms -> 160-200 ms).
+// Yielding again after coming back, while more passes had failed messages
+// meanwhile (up to four times), took the long cell to 0.8-1.2 ms but made
+// detection in the busy cell four times later (0.05 -> 0.21-0.25 ms), and
+// 4 of its 16 runs stalled for 10-90 ms (the base build: 1 of 16, 27 ms).
 //
 // A message with a deadline was checked against a fresh reading of the
 // clock just before its handler started (late), which nudged the
 // watchdog then: checked is true for it, and the clock is not read
 // again here.
-func (a *core) between(n int, checked bool) {
-	if !checked && a.sys.wd.Nudge() || n%yieldEvery == 0 && (ready.Waiting() || a.sys.wd.Watching()) {
+func (a *core) between(n int, checked bool, seen uint32) uint32 {
+	wd := a.sys.wd
+	if !checked && wd.Nudge() || n%yieldEvery == 0 && (ready.Waiting() || wd.Watching()) {
 		a.stepAside()
-	} else if e := a.sys.yieldAlways; e > 0 && n%e == 0 {
+		return wd.Expired()
+	}
+	if e := wd.Expired(); e != seen {
+		if ready.Waiting() {
+			a.stepAsideLocal()
+		}
+		return e
+	}
+	if e := a.sys.yieldAlways; e > 0 && n%e == 0 {
 		a.stepAside() // WithYieldEvery
 	}
+	return seen
+}
+
+// stepAsideLocal is stepAside with ready.Yield's yield: beside
+// goroutines that never yield, to the back of the runner's own
+// processor's queue.
+func (a *core) stepAsideLocal() {
+	if a.grp != nil || a.intake.Load() == nil {
+		ready.Yield()
+		return
+	}
+	a.flags.Or(fAside)
+	ready.Yield()
+	a.flags.And(^uint32(fAside))
 }
 
 // stepAside yields the processor between two messages. Until the runner
@@ -224,6 +260,7 @@ func (a *core) run(first *message) {
 	p := &Proc{a: a, g: gid.Current()}
 	defer a.exit(p)
 	a.enter(p)
+	seen := a.sys.wd.Expired()
 	for n := 1; ; n++ {
 		m, j := a.schedule(p, first)
 		if m == nil {
@@ -231,7 +268,7 @@ func (a *core) run(first *message) {
 		}
 		first = nil
 		a.runOne(p, m, j)
-		a.between(n, m.checked())
+		seen = a.between(n, m.checked(), seen)
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m) // here, under the lock taken anyway

@@ -130,6 +130,7 @@ type Watchdog struct {
 	margin     atomic.Int64 // Precision's margin, a time.Duration; 0 when off
 	spinOff    atomic.Int64 // key until which Precision rests (see spinBusy)
 	slowYields int          // spin's late yields in a row, over spins; the loop's goroutine only
+	expired    atomic.Uint32 // passes that expired something (Expired)
 
 	// due is the key the timer is armed for (noDue when it is not, and
 	// always on a clock other than the real one), for
@@ -334,6 +335,11 @@ func (w *Watchdog) next() (int64, bool) {
 	}
 	return w.heap[0].key, true
 }
+
+// Expired returns the number of passes that have expired something so
+// far, wrapping around: a change tells a goroutine that the watchdog has
+// failed messages, and so woken their callers, since it last looked.
+func (w *Watchdog) Expired() uint32 { return w.expired.Load() }
 
 // Idle reports whether, at clock reading now, the watchdog has nothing to
 // do until its clock fires its timer: the timer has not fired unheeded,
@@ -701,6 +707,9 @@ func (w *Watchdog) expire() {
 		top.e.seq = 0
 	}
 	w.firing = len(batch) > 0
+	if w.firing {
+		w.expired.Add(1)
+	}
 	if k, ok := w.next(); ok {
 		// Measured from a fresh reading: taking the lock and the batch
 		// took time, and the timer must not be late by that much.

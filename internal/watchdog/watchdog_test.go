@@ -1020,3 +1020,28 @@ func TestPrecision(t *testing.T) {
 		assert.Zero(t, w.Len())
 	})
 }
+
+// Expired counts the passes that expired something: runners compare it
+// between messages to learn that callers were woken.
+func TestExpiredCountsThePassesThatExpiredSomething(t *testing.T) {
+	batches := make(chan struct{}, 16)
+	mock, w := newMocked(t, watchdog.AfterBatch(func() { batches <- struct{}{} }))
+	out := make(chan expiry, 4)
+	a, b := &timeout{id: 1, out: out}, &timeout{id: 2, out: out}
+	now := mock.Now()
+	require.True(t, w.Watch(&a.Entry, a, now.Add(ms), now))
+	require.True(t, w.Watch(&b.Entry, b, now.Add(ms), now))
+	assert.Zero(t, w.Expired())
+	mock.Add(ms)
+	within(t, batches)
+	assert.Len(t, append([]expiry{within(t, out)}, within(t, out)), 2)
+	assert.Equal(t, uint32(1), w.Expired(), "one pass expired both")
+
+	require.True(t, w.Watch(&a.Entry, a, mock.Now().Add(ms), mock.Now()))
+	require.True(t, w.Cancel(&a.Entry))
+	mock.Add(ms) // the timer fires for a cancelled entry: a pass with nothing to expire
+	for w.Expired() == 1 && !w.Idle(mock.Now()) {
+		within(t, batches)
+	}
+	assert.Equal(t, uint32(1), w.Expired(), "a pass that expired nothing counted")
+}
