@@ -127,9 +127,9 @@ type Watchdog struct {
 	clk        clock.Clock
 	epoch      time.Time
 	afterBatch func()
-	margin     atomic.Int64 // Precision's margin, a time.Duration; 0 when off
-	spinOff    atomic.Int64 // key until which Precision rests (see spinBusy)
-	slowYields int          // spin's late yields in a row, over spins; the loop's goroutine only
+	margin     atomic.Int64  // Precision's margin, a time.Duration; 0 when off
+	spinOff    atomic.Int64  // key until which Precision rests (see spinBusy)
+	slowYields int           // spin's late yields in a row, over spins; the loop's goroutine only
 	expired    atomic.Uint32 // passes that expired something (Expired)
 
 	// due is the key the timer is armed for (noDue when it is not, and
