@@ -112,7 +112,7 @@ func (a *core) between(n int, checked bool, seen uint32) uint32 {
 	}
 	if e := wd.Expired(); e != seen {
 		if ready.Waiting() {
-			a.stepAsideLocal()
+			a.stepAsideBy(ready.Yield)
 		}
 		return e
 	}
@@ -120,19 +120,6 @@ func (a *core) between(n int, checked bool, seen uint32) uint32 {
 		a.stepAside() // WithYieldEvery
 	}
 	return seen
-}
-
-// stepAsideLocal is stepAside with ready.Yield's yield: beside
-// goroutines that never yield, to the back of the runner's own
-// processor's queue.
-func (a *core) stepAsideLocal() {
-	if a.grp != nil || a.intake.Load() == nil {
-		ready.Yield()
-		return
-	}
-	a.flags.Or(fAside)
-	ready.Yield()
-	a.flags.And(^uint32(fAside))
 }
 
 // stepAside yields the processor between two messages. Until the runner
@@ -183,13 +170,19 @@ func (a *core) stepAsideLocal() {
 // processor's queue as a lingering runner does (ready.Yield): beside two
 // goroutines that never yield (bench -hogs 2), chameneos then took
 // 1.8-2.2x as long (why was not traced).
-func (a *core) stepAside() {
+func (a *core) stepAside() { a.stepAsideBy(runtime.Gosched) }
+
+// stepAsideBy is stepAside yielding with yield: runtime.Gosched, or, for
+// the yield after a watchdog pass (between), ready.Yield, which beside
+// goroutines that never yield goes to the back of the runner's own
+// processor's queue.
+func (a *core) stepAsideBy(yield func()) {
 	if a.grp != nil || a.intake.Load() == nil {
-		runtime.Gosched()
+		yield()
 		return
 	}
 	a.flags.Or(fAside)
-	runtime.Gosched()
+	yield()
 	a.flags.And(^uint32(fAside))
 }
 
