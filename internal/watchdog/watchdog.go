@@ -337,8 +337,10 @@ func (w *Watchdog) next() (int64, bool) {
 }
 
 // Expired returns the number of passes that have expired something so
-// far, wrapping around: a change tells a goroutine that the watchdog has
-// failed messages, and so woken their callers, since it last looked.
+// far, wrapping around. A pass is counted as it takes its batch, before
+// it calls the targets' Expire (which, in crisp, fail messages and wake
+// their callers): a change tells a goroutine that the watchdog has woken
+// callers, or is about to, since it last looked.
 func (w *Watchdog) Expired() uint32 { return w.expired.Load() }
 
 // Idle reports whether, at clock reading now, the watchdog has nothing to
