@@ -87,7 +87,7 @@ const yieldEvery = 16
 // which beside goroutines that never yield keeps the runner on its own
 // processor rather than behind their time slices. Measured (crispbench
 // timeliness lag, ten actors, 1,000 pending, AMD EPYC 2 vCPU, 4 runs
-// each, one stalled run in each build left out), lag p99: 20-50 us
+// each, one stalled run of the old build left out), lag p99: 20-50 us
 // handlers 0.44-0.52 ms -> 0.28-0.32 ms; 250-350 us handlers 2.1-2.5 ms
 // -> 1.7-1.9 ms; beside two such goroutines within the runs' spread (busy
 // 60-91 ms -> 64-85 ms, long 69-119 ms -> 78-99 ms). Yielding with
