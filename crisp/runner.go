@@ -82,23 +82,24 @@ const yieldEvery = 16
 // And it yields once after each pass of the watchdog that failed messages
 // since the runner last looked, if one of crisp's goroutines still waits
 // for a processor: the callers the pass woke wait in the run queue of the
-// watchdog's processor, which a runner taken from the global queue would
-// otherwise hold for yieldEvery handlers. That yield is ready.Yield's,
-// which beside goroutines that never yield keeps the runner on its own
-// processor rather than behind their time slices. Measured (crispbench
-// timeliness lag, ten actors, 1,000 pending, AMD EPYC 2 vCPU, 4 runs
-// each, one stalled run of the old build left out), lag p99: 20-50 us
-// handlers 0.44-0.52 ms -> 0.28-0.32 ms; 250-350 us handlers 2.1-2.5 ms
-// -> 1.7-1.9 ms; beside two such goroutines within the runs' spread (busy
-// 60-91 ms -> 64-85 ms, long 69-119 ms -> 78-99 ms). Yielding with
-// runtime.Gosched, as first tried, took the p99 with 300 us handlers from
-// 9 ms to 0.4 ms (before the runners nudged the watchdog), but each yield
-// beside those goroutines waited out one of their 10 ms time slices and
-// starved the runners that notice deadlines (p99 50 ms -> 160-200 ms).
-// Yielding again after coming back, while more passes had failed messages
-// meanwhile (up to four times), took the long cell to 0.8-1.2 ms but made
-// detection in the busy cell four times later (0.05 -> 0.21-0.25 ms), and
-// 4 of its 16 runs stalled for 10-90 ms (the base build: 1 of 16, 27 ms).
+// watchdog's processor, which a runner that gets it first (how it gets
+// ahead of them was not traced) would otherwise hold for yieldEvery
+// handlers. That yield is ready.Yield's, which beside goroutines that
+// never yield keeps the runner on its own processor rather than behind
+// their time slices. Measured (crispbench timeliness lag, ten actors,
+// 1,000 pending, AMD EPYC 2 vCPU, 4 runs each, one stalled run of the old
+// build left out), lag p99: 20-50 us handlers 0.44-0.52 ms -> 0.28-0.32
+// ms; 250-350 us handlers 2.1-2.5 ms -> 1.7-1.9 ms; beside two such
+// goroutines within the runs' spread (busy 60-91 ms -> 64-85 ms, long
+// 69-119 ms -> 78-99 ms). Yielding with runtime.Gosched, as first tried,
+// took the p99 with 300 us handlers from 9 ms to 0.4 ms (before the
+// runners nudged the watchdog), but each yield beside those goroutines
+// waited out one of their 10 ms time slices and starved the runners that
+// notice deadlines (p99 50 ms -> 160-200 ms). Yielding again after coming
+// back, while more passes had failed messages meanwhile (up to four
+// times), took the long cell to 0.8-1.2 ms but made detection in the busy
+// cell four times later (0.05 -> 0.21-0.25 ms), and 4 of its 16 runs
+// stalled for 10-90 ms (the base build: 1 of 16, 27 ms).
 //
 // A message with a deadline was checked against a fresh reading of the
 // clock just before its handler started (late), which nudged the

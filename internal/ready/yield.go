@@ -7,7 +7,9 @@ import (
 )
 
 // Yield lets the goroutines waiting for a processor run, for a runner
-// lingering for its actor's next message (crisp's linger). On a machine
+// lingering for its actor's next message (crisp's linger), and for one
+// that yields to the callers a watchdog pass has just woken (crisp's
+// between). On a machine
 // with processors to spare it is runtime.Gosched; once a Gosched has
 // come back slow, it yields to the caller's own processor instead, for
 // localRest.
@@ -26,7 +28,7 @@ import (
 // pingpong 0.48-0.74x, ring-1k 0.63-0.71x, fib 0.58x in two and 1.11x
 // in the third; bank 1.06-1.26x, throughput-4x100 1.15-1.24x.
 //
-// Only a lingering runner yields this way. A caller spinning for its
+// Only those two yields go this way. A caller spinning for its
 // result (future's spin) yielding to its processor did not help beside
 // such goroutines (request-reply 1.7x as long) and hurt other code on a
 // machine busy with crisp's own handlers: the lag of time.AfterFunc's
