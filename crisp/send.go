@@ -118,9 +118,12 @@ func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOpt
 	c := &call[S, T]{a: a, fn: fn}
 	setJob(&c.item, c)
 	plumb.SetSourceAt(&c.pr, jobCell(&c.item)) // the job: c, a Source
-	if a.plainSend(opts) {
+	switch {
+	case a.plainSend(opts):
 		a.send(&c.message)
-	} else {
+	case a.withinOnly(opts):
+		a.sendWithin(&c.message, time.Duration(opts[0].n))
+	default:
 		a.sendWith(&c.message, opts)
 	}
 	return c.pr.Future()
@@ -142,9 +145,12 @@ func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...Sen
 	c.a = a
 	setJob(&c.item, c)
 	plumb.SetSourceAt(&c.pr, jobCell(&c.item)) // the job: c, a Source by its call
-	if a.plainSend(opts) {
+	switch {
+	case a.plainSend(opts):
 		a.send(&c.message)
-	} else {
+	case a.withinOnly(opts):
+		a.sendWithin(&c.message, time.Duration(opts[0].n))
+	default:
 		a.sendWith(&c.message, opts)
 	}
 	return c.pr.Future()
@@ -170,9 +176,12 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 	}
 	t.fn = fn
 	setJob(&t.item, t)
-	if a.plainSend(opts) {
+	switch {
+	case a.plainSend(opts):
 		a.send(&t.message)
-	} else {
+	case a.withinOnly(opts):
+		a.sendWithin(&t.message, time.Duration(opts[0].n))
+	default:
 		a.sendWith(&t.message, opts)
 	}
 }
@@ -185,6 +194,38 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 // is then under the other's frame.
 func (a *core) plainSend(opts []SendOption) bool {
 	return len(opts) == 0 && inheriting.n.Load() == 0 && a.sys.obs == nil && a.bound == nil
+}
+
+// withinOnly reports whether a message to a with opts has one Within
+// and is otherwise plain (plainSend): sendWithin's message, the usual
+// one with a deadline.
+func (a *core) withinOnly(opts []SendOption) bool {
+	return len(opts) == 1 && opts[0].kind == optWithin && inheriting.n.Load() == 0 && a.sys.obs == nil && a.bound == nil
+}
+
+// sendWithin queues m, a message whose one option is Within(d)
+// (withinOnly) and whose item holds its job (setJob), on a, or fails it
+// at once: what sendWith and admit do for it, without gathering options
+// that are not there. The bench's crisp+dl sends every message so: with
+// this path its time over crisp's went, in the quick suite (Intel Xeon,
+// 2 vCPU, 18 runs each), counting 1.55 -> 1.36, threadring 1.27 ->
+// 1.15, chameneos 1.32 -> 1.24, fork-join 1.34 -> 1.29.
+func (a *core) sendWithin(m *message, d time.Duration) {
+	now := a.sys.now()
+	dl := now.Add(d)
+	m.item.Deadline = dl
+	if !now.Before(dl) {
+		m.state.Store(stMissed)
+		a.miss(m, now)
+		return
+	}
+	if a.flags.Load()&(fStopped|fDraining) != 0 {
+		a.refuseStopped(m)
+		return
+	}
+	if a.post(m, true) {
+		a.needWatch(dl, now)
+	}
 }
 
 // send queues a plain message (plainSend) m, whose item holds its job
