@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,11 +28,26 @@ import (
 // a busy machine). So the test gives the runner three tries, each after
 // a collection: a runner that yields on its own does so every time.
 func TestARunnerWithABacklogDoesNotYieldToOtherCode(t *testing.T) {
+	runsBacklogThrough(t, nil)
+}
+
+// So does one whose messages have deadlines far off: the watchdog has
+// nothing to report for an hour (Watching), and a yield every yieldEvery
+// messages meanwhile cost floods with deadlines, beside goroutines that
+// never yield, 50 times their time.
+func TestARunnerWithABacklogWhoseDeadlinesAreFarOffDoesNotYield(t *testing.T) {
+	runsBacklogThrough(t, []SendOption{Within(time.Hour)})
+}
+
+// runsBacklogThrough fails the test unless a runner with a backlog of
+// messages sent with send runs it through without yielding to other
+// code, in one of three tries (see above).
+func runsBacklogThrough(t *testing.T, send []SendOption) {
 	const n = 1000
 	var got []int64
 	for range 3 {
 		runtime.GC()
-		seen := backlogSeenByOtherCode(t, n)
+		seen := backlogSeenByOtherCode(t, n, send)
 		if seen == n {
 			return
 		}
@@ -40,11 +56,11 @@ func TestARunnerWithABacklogDoesNotYieldToOtherCode(t *testing.T) {
 	t.Fatalf("the runner yielded to a goroutine that is not crisp's before its backlog of %d was done, in each of three tries: after %v", n, got)
 }
 
-// backlogSeenByOtherCode runs a backlog of n quick messages on one
-// processor, on an actor of a system made with opts, and returns how
-// many had run when a goroutine made runnable by the first one (other
-// code, not crisp's) got the processor.
-func backlogSeenByOtherCode(t *testing.T, n int64, opts ...Option) int64 {
+// backlogSeenByOtherCode runs a backlog of n quick messages, sent with
+// send, on one processor, on an actor of a system made with opts, and
+// returns how many had run when a goroutine made runnable by the first
+// one (other code, not crisp's) got the processor.
+func backlogSeenByOtherCode(t *testing.T, n int64, send []SendOption, opts ...Option) int64 {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	sys := NewSystem(opts...)
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
@@ -55,13 +71,13 @@ func backlogSeenByOtherCode(t *testing.T, n int64, opts ...Option) int64 {
 	Tell(a, func(*Proc, int) {
 		ran.Add(1)
 		go func() { seen <- ran.Load() }() // other code, runnable from here on
-	})
+	}, send...)
 	for range n - 1 {
 		Tell(a, func(*Proc, int) {
 			if ran.Add(1) == n {
 				close(done)
 			}
-		})
+		}, send...)
 	}
 	<-done
 	return <-seen
@@ -96,7 +112,7 @@ func TestARunnerWithABacklogYieldsToACallerWaitingForIt(t *testing.T) {
 // WithYieldEvery brings the unconditional yield back for processes whose
 // other code must not wait behind a busy actor for Go's preemption.
 func TestWithYieldEveryYieldsToOtherCodeToo(t *testing.T) {
-	got := backlogSeenByOtherCode(t, 1000, WithYieldEvery(16))
+	got := backlogSeenByOtherCode(t, 1000, nil, WithYieldEvery(16))
 	require.LessOrEqual(t, got, int64(2*16), "the other goroutine ran only after %d of 1000 messages", got)
 }
 

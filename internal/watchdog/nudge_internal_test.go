@@ -140,26 +140,30 @@ func TestALateBatchIsExpiredOnceEachWithAHelper(t *testing.T) {
 }
 
 // Watching is what keeps runners yielding while deadlines are at stake:
-// true from the Watch of a real-clock deadline until nothing is left to
-// report, and never on a virtual clock.
+// true while a real-clock deadline within watchSoon is watched, or the
+// goroutine has been woken for one, until nothing is left to report;
+// false for a deadline further off, and never on a virtual clock.
 func TestWatchingWhileARealClockDeadlineIsWatched(t *testing.T) {
 	w := New(nil)
 	defer w.Stop()
 	assert.False(t, w.Watching(), "a new watchdog watches nothing")
-	var e Entry
+	var far, near Entry
 	now := w.clk.Now()
-	require.True(t, w.Watch(&e, new(countingTarget), now.Add(time.Hour), now))
+	require.True(t, w.Watch(&far, new(countingTarget), now.Add(time.Hour), now))
+	assert.False(t, w.Watching(), "a deadline an hour off needs no yields yet")
+	require.True(t, w.Watch(&near, new(countingTarget), now.Add(watchSoon/2), now))
 	assert.True(t, w.Watching())
-	require.True(t, w.Cancel(&e))
+	require.True(t, w.Cancel(&near))
 	// A cancelled entry leaves the timer armed for it until it fires
 	// (the heap drops it lazily): Watching may stay true meanwhile, a
 	// yield too many, never one too few.
+	require.True(t, w.Cancel(&far))
 
 	mock := clock.NewMock()
 	v := New(mock)
 	defer v.Stop()
 	var f Entry
-	require.True(t, v.Watch(&f, new(countingTarget), mock.Now().Add(time.Second), mock.Now()))
+	require.True(t, v.Watch(&f, new(countingTarget), mock.Now().Add(time.Millisecond), mock.Now()))
 	assert.False(t, v.Watching(), "virtual time needs no yields to be exact")
 }
 
