@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Compare builds of crisp run in alternation by the bench runner.
 
-Usage: compare.py DIR PREFIX BUILD1,BUILD2,...
+Usage: compare.py DIR PREFIX BUILD1,BUILD2,... [SYSTEM]
 
 Reads DIR/PREFIX_BUILD_N.json (N = 1, 2, ...), each the -json output of
 one run of the bench binary of BUILD, and prints a markdown table: per
 workload, crisp's median time per build and crisp's time over the
 fastest peer library *in the same run* (median, min-max over the runs).
 The ratio is the figure that counts on a shared machine: both sides of
-it ran in the same process at the same time. Example, two builds
+it ran in the same process at the same time. SYSTEM (default crisp)
+names the column compared, such as crisp+dl for crisp with deadlines.
+Example, two builds
 alternated four times:
 
     for i in 1 2 3 4; do for b in old new; do
@@ -45,6 +47,7 @@ def load(d, pre, b):
 
 def main():
     d, pre, bins = sys.argv[1], sys.argv[2], sys.argv[3].split(',')
+    me = sys.argv[4] if len(sys.argv) > 4 else 'crisp'
     R = {b: load(d, pre, b) for b in bins}
     wls = []
     for r in R[bins[0]]:
@@ -57,13 +60,13 @@ def main():
         return st.median(v) if v else None
 
     def ratio(b, w, peer):
-        v = [r[(w, 'crisp')] / r[(w, peer)] for r in R[b] if (w, 'crisp') in r and (w, peer) in r]
+        v = [r[(w, me)] / r[(w, peer)] for r in R[b] if (w, me) in r and (w, peer) in r]
         return (st.median(v), min(v), max(v)) if v else None
 
     print('runs: ' + ', '.join(f'{b} {len(R[b])}' for b in bins))
     print()
-    print('| workload | ' + ' | '.join(f'crisp {b} ms' for b in bins) + ' | fastest peer | '
-          + ' | '.join(f'crisp/peer {b}' for b in bins) + ' |')
+    print('| workload | ' + ' | '.join(f'{me} {b} ms' for b in bins) + ' | fastest peer | '
+          + ' | '.join(f'{me}/peer {b}' for b in bins) + ' |')
     print('|---|' + '---:|' * len(bins) + '---|' + '---:|' * len(bins))
     for w in wls:
         peers = [p for p in PEERS if med(bins[0], w, p)]
@@ -72,7 +75,7 @@ def main():
         best = min(peers, key=lambda p: med(bins[0], w, p))
         cells = []
         for b in bins:
-            m = med(b, w, 'crisp')
+            m = med(b, w, me)
             cells.append(f'{m / 1e6:.2f}' if m else '—')
         rs = []
         for b in bins:
