@@ -57,9 +57,9 @@ type core struct {
 	dl    *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
 	qhead *message              // queued work in the order it was queued
 	qtail *message
-	// Plain messages (see plainOK) in arrival order, linked by next,
-	// while nothing else is queued: they skip the list, the policy's
-	// queue and the deadline index. Guarded by mu.
+	// Plain messages (see placePlain) in arrival order, linked by next,
+	// while nothing else is queued but the few spilled into dl: they skip
+	// the list, the policy's queue and the deadline index. Guarded by mu.
 	phead, ptail *message
 	pn           int32
 	// sidx is the actor's index in its shard's live list while it is
@@ -134,6 +134,7 @@ func (a *core) acquire() bool {
 type actorConfig struct {
 	pol      policy.Policy
 	plain    bool // pol orders messages without a deadline by arrival (see core.plainOK)
+	edf      bool // pol is policy.EDF() (see core.placePlain)
 	name     string
 	typeName string // the state type's, the name of an actor without WithName
 	onMiss   func(*deadline.MissedError)
@@ -181,7 +182,7 @@ func configFor[S any](opts []ActorOption) *actorConfig {
 func configWith(t reflect.Type, opts []ActorOption) *actorConfig {
 	c, ok := typeConfigs.Load(t)
 	if !ok {
-		c, _ = typeConfigs.LoadOrStore(t, &actorConfig{pol: policy.EDF(), plain: true, typeName: t.String(), hooks: hooksOf(t), typ: t})
+		c, _ = typeConfigs.LoadOrStore(t, &actorConfig{pol: policy.EDF(), plain: true, edf: true, typeName: t.String(), hooks: hooksOf(t), typ: t})
 	}
 	cfg := c.(*actorConfig)
 	if len(opts) > 0 {
@@ -192,6 +193,7 @@ func configWith(t reflect.Type, opts []ActorOption) *actorConfig {
 			}
 		}
 		own.plain = plumb.PlainInArrivalOrder(own.pol)
+		own.edf = plumb.EarliestDeadlineFirst(own.pol)
 		cfg = &own
 	}
 	return cfg

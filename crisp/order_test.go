@@ -81,6 +81,56 @@ func TestEDFMatchesAReferenceSort(t *testing.T) {
 	}
 }
 
+// Senders on several goroutines send with one Within nearly, not
+// exactly, in deadline order: the actor keeps such messages plain, the
+// few out of order apart (spilled), and folds both into its policy's
+// queue when a message that cannot be plain arrives (here, one in ten
+// carries a context). Whichever way, they run in EDF order, ties in
+// arrival order, those without a deadline last.
+func TestEDFMatchesAReferenceSortNearlyInOrder(t *testing.T) {
+	for seed := range uint64(30) {
+		t.Run("seed "+strconv.FormatUint(seed, 10), func(t *testing.T) {
+			sys, mock := newSystem(t)
+			a := crisp.Spawn(sys, &state{})
+			r := rand.New(rand.NewPCG(seed, 7))
+			reach := 1 + r.IntN(12)       // how far back an out-of-order deadline goes
+			withCtx := seed%3 == 0        // some runs fold into the policy's queue
+			noDeadline := r.IntN(20) == 0 // now and then a message without one
+
+			type msg struct {
+				name string
+				due  time.Time
+			}
+			var msgs []msg
+			got := queued(t, a, func() {
+				for i := range 200 {
+					m := msg{name: strconv.Itoa(i)}
+					if !noDeadline || r.IntN(10) > 0 {
+						back := r.IntN(reach+1) * r.IntN(2) // half in order
+						m.due = mock.Now().Add(time.Duration(100+i-back) * time.Second)
+					}
+					msgs = append(msgs, m)
+					var opts []crisp.SendOption
+					if !m.due.IsZero() {
+						opts = append(opts, crisp.By(m.due))
+					}
+					if withCtx && r.IntN(10) == 0 {
+						opts = append(opts, crisp.Context(context.Background()))
+					}
+					crisp.Tell(a, func(_ *crisp.Proc, s *state) { s.ran = append(s.ran, m.name) }, opts...)
+				}
+			})
+
+			slices.SortStableFunc(msgs, func(x, y msg) int { return deadline.Compare(x.due, y.due) })
+			want := []string{}
+			for _, m := range msgs {
+				want = append(want, m.name)
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
 func TestFIFOIgnoresDeadlines(t *testing.T) {
 	sys, mock := newSystem(t)
 	a := crisp.Spawn(sys, &state{}, crisp.WithPolicy(policy.FIFO()))

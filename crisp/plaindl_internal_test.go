@@ -1,8 +1,10 @@
 package crisp
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -12,77 +14,116 @@ import (
 
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/policy"
 )
 
 // Messages with deadlines sent in deadline order (the usual case: one
 // Within for all) queue as plain messages, in arrival order, skipping the
-// list, the policy's queue and the deadline index; a deadline out of
-// that order sends them all to the policy. Either way they run in EDF
-// order, and those whose deadlines pass while they wait are reported at
-// the very instant on virtual time.
+// list, the policy's queue and the deadline index. Under EDF one out of
+// that order spills: it waits in the deadline index alone, and the
+// others stay plain; under FIFO it sends them all to the policy. Either
+// way they run in the policy's order, and those whose deadlines pass
+// while they wait are reported at the very instant on virtual time.
 func TestDeadlinesInOrderQueueAsPlainMessages(t *testing.T) {
-	for _, outOfOrder := range []bool{false, true} {
-		mock := clock.NewMock()
-		sys := NewSystem(WithClock(mock), WithLogger(discard()))
-		a := Spawn(sys, 0)
-		release, held := make(chan struct{}), make(chan struct{})
-		Tell(a, func(*Proc, int) { close(held); <-release })
-		<-held
-		var (
-			mu  sync.Mutex
-			ran []int
-		)
-		const n = 6
-		futs := make([]*future.Future[int], n)
-		for i := range n {
-			d := time.Duration(i+1) * time.Second
-			if outOfOrder && i == n-1 {
-				d = time.Second / 2 // the earliest: it must run first
+	secs := func(ss ...float64) []time.Duration {
+		ds := make([]time.Duration, len(ss))
+		for i, s := range ss {
+			ds[i] = time.Duration(s * float64(time.Second))
+		}
+		return ds
+	}
+	for _, c := range []struct {
+		name           string
+		fifo           bool
+		dls            []time.Duration // 0: no deadline
+		plain, spilled int             // else all listed
+	}{
+		{"in order", false, secs(1, 2, 3, 4, 5, 6), 6, 0},
+		{"the last the earliest", false, secs(1, 2, 3, 4, 5, 0.5), 5, 1},
+		{"out of order here and there", false, secs(1, 3, 2.5, 4, 6, 5, 1.5, 7, 7, 6.5), 6, 4},
+		{"equal deadlines keep arrival order", false, secs(1, 3, 3, 4, 3, 4, 3), 5, 2},
+		{"a deadline after messages without one", false, secs(1, 3, 0, 0, 2.5, 4), 4, 2},
+		{"out of order under FIFO", true, secs(1, 2, 3, 4, 5, 0.5), 0, 0},
+		{"in order under FIFO", true, secs(1, 2, 3, 3, 5, 6), 6, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mock := clock.NewMock()
+			sys := NewSystem(WithClock(mock), WithLogger(discard()))
+			var opts []ActorOption
+			if c.fifo {
+				opts = append(opts, WithPolicy(policy.FIFO()))
 			}
-			futs[i] = Call(a, func(*Proc, int) (int, error) {
-				mu.Lock()
-				ran = append(ran, i)
-				mu.Unlock()
-				return i, nil
-			}, Within(d))
-		}
-		a.core.mu.Lock()
-		a.core.drain()
-		plain, listed := int(a.core.pn), a.core.queued
-		a.core.mu.Unlock()
-		if outOfOrder {
-			require.Zero(t, plain, "a deadline out of order stayed plain")
-			require.EqualValues(t, n, listed)
-		} else {
-			require.Equal(t, n, plain, "deadlines in order did not queue as plain messages")
-		}
+			a := Spawn(sys, 0, opts...)
+			release, held := make(chan struct{}), make(chan struct{})
+			Tell(a, func(*Proc, int) { close(held); <-release })
+			<-held
+			var (
+				mu  sync.Mutex
+				ran []int
+			)
+			n := len(c.dls)
+			futs := make([]*future.Future[int], n)
+			for i, d := range c.dls {
+				var send []SendOption
+				if d > 0 {
+					send = append(send, Within(d))
+				}
+				futs[i] = Call(a, func(*Proc, int) (int, error) {
+					mu.Lock()
+					ran = append(ran, i)
+					mu.Unlock()
+					return i, nil
+				}, send...)
+			}
+			a.core.mu.Lock()
+			a.core.drain()
+			plain, listed := int(a.core.pn), int(a.core.queued)
+			spilled := 0
+			if a.core.spilled() {
+				spilled = a.core.dl.Len()
+			}
+			a.core.mu.Unlock()
+			if c.plain+c.spilled > 0 {
+				require.Equal(t, c.plain, plain, "plain")
+				require.Equal(t, c.spilled, spilled, "spilled")
+				require.Zero(t, listed, "listed")
+			} else {
+				require.Zero(t, plain+spilled, "a deadline out of order stayed plain")
+				require.Equal(t, n, listed)
+			}
 
-		// The first two (one and two seconds; and half a second out of
-		// order) pass while the handler holds the actor.
-		mock.Add(2 * time.Second)
-		due := []int{0, 1}
-		if outOfOrder {
-			due = append(due, n-1)
-		}
-		for _, i := range due {
-			<-futs[i].Done()
-			_, err := futs[i].Get()
-			var me *deadline.MissedError
-			require.True(t, errors.As(err, &me), "call %d: %v", i, err)
-			require.Equal(t, me.Deadline, me.Detected, "call %d reported late on virtual time", i)
-		}
-		for i := 2; i < n-1; i++ {
-			require.False(t, futs[i].Ready(), "call %d, not due, was resolved", i)
-		}
-		close(release)
-		require.NoError(t, sys.WaitIdle(context.Background()))
-		mu.Lock()
-		if outOfOrder {
-			require.Equal(t, []int{2, 3, 4}, ran)
-		} else {
-			require.Equal(t, []int{2, 3, 4, 5}, ran)
-		}
-		mu.Unlock()
-		require.NoError(t, sys.Shutdown(context.Background()))
+			// Those due within two seconds pass while the handler holds
+			// the actor; the rest run in the policy's order: EDF, those
+			// without a deadline last, ties in arrival order; or FIFO.
+			mock.Add(2 * time.Second)
+			var left []int
+			for i, d := range c.dls {
+				if d == 0 || d > 2*time.Second {
+					left = append(left, i)
+					require.False(t, futs[i].Ready(), "call %d, not due, was resolved", i)
+					continue
+				}
+				<-futs[i].Done()
+				_, err := futs[i].Get()
+				var me *deadline.MissedError
+				require.True(t, errors.As(err, &me), "call %d: %v", i, err)
+				require.Equal(t, me.Deadline, me.Detected, "call %d reported late on virtual time", i)
+			}
+			if !c.fifo {
+				key := func(i int) time.Duration {
+					if c.dls[i] == 0 {
+						return time.Hour
+					}
+					return c.dls[i]
+				}
+				slices.SortStableFunc(left, func(i, j int) int { return cmp.Compare(key(i), key(j)) })
+			}
+			close(release)
+			require.NoError(t, sys.WaitIdle(context.Background()))
+			mu.Lock()
+			require.Equal(t, left, ran)
+			mu.Unlock()
+			require.NoError(t, sys.Shutdown(context.Background()))
+		})
 	}
 }

@@ -224,7 +224,7 @@ func (a *core) makeQueue() {
 // with a.mu held.
 func (a *core) next() (m *message, j job, resume bool) {
 	h := a.intake.Swap(nil)
-	if h != nil && h.next == nil && a.queued == 0 && a.pn == 0 && !h.keyed() {
+	if h != nil && h.next == nil && a.queued == 0 && a.pn == 0 && !h.keyed() && !a.spilled() {
 		a.newArrivals()
 		if h.state.CompareAndSwap(stQueued, stTaken) {
 			a.seq++
@@ -256,9 +256,7 @@ func (a *core) drainList(h *message) {
 		if m.state.Load() == stQueued { // not cancelled on the way
 			a.seq++
 			m.item.Seq = a.seq
-			if a.plainOK(m) {
-				a.pushPlain(m)
-			} else {
+			if !a.plainOK(m) || !a.placePlain(m) {
 				a.link(m) // folds the plain messages in first
 				a.enqueue(m)
 			}
@@ -267,33 +265,65 @@ func (a *core) drainList(h *message) {
 	}
 }
 
-// plainOK reports whether m may join the plain messages: it is a new
-// message without a context or keys, the actor's policy orders messages
-// without a deadline by arrival and after every message with one (EDF,
-// FIFO), and the actor holds nothing else: no list (nothing queued,
-// suspended or ready), no conditions or keys, and it is not a group.
-// Folding the plain messages into the list when anything else arrives
-// keeps the policy's order.
-//
-// A message with a deadline joins them too if the last of them has a
-// deadline no later than m's: the plain messages then stay in deadline
-// order, those with one first, which is both policies' order (EDF breaks
-// ties by arrival), and their earliest deadline is the first's, for the
-// watchdog (firstDeadline, expireDue). Messages sent to an actor with one
-// Within arrive so: a flood with deadlines skips the list, the policy's
-// queue and the deadline index as one without does (bench: deadlines
-// cost counting 1.96x, fork-join 1.97x; issue 13 asks for 15%). Called
-// with a.mu held.
+// plainOK reports whether m may join the plain messages (placePlain
+// says whether it can): it is a new message without a context or keys,
+// the actor's policy orders messages without a deadline by arrival and
+// after every message with one (EDF, FIFO), and the actor holds nothing
+// else: no list (nothing queued, suspended or ready), no conditions or
+// keys, and it is not a group. Folding the plain messages into the list
+// when anything else arrives keeps the policy's order. Called with a.mu
+// held.
 func (a *core) plainOK(m *message) bool {
-	if !a.cfg.plain || m.ext != nil || m.item.Resumed || a.qhead != nil || a.coop != nil || a.grp != nil {
-		return false
-	}
+	return a.cfg.plain && m.ext == nil && !m.item.Resumed && a.qhead == nil && a.coop == nil && a.grp == nil
+}
+
+// placePlain adds m, which plainOK accepts, to the plain messages, and
+// reports whether it could.
+//
+// The plain messages are in deadline order, those with one first, which
+// is both policies' order (EDF breaks ties by arrival), and their
+// earliest deadline is the first's, for the watchdog (firstDeadline,
+// expireDue). A message without a deadline joins at the end, and so
+// does one whose deadline is no earlier than the last one's: messages
+// sent to an actor with one Within from one goroutine arrive so, and a
+// flood with deadlines skips the list, the policy's queue and the
+// deadline index as one without does (bench: deadlines cost counting
+// 1.96x, fork-join 1.97x before; issue 13 asks for 15%).
+//
+// Under EDF any other message spills: it waits in the deadline index
+// alone, unlinked and out of the policy's queue, and take compares the
+// index's first with the plain messages' first. Senders on several
+// goroutines read the clock and then push, so a flood with one Within
+// arrives nearly, not exactly, in deadline order (with four senders,
+// about one message in a million came 0.7 us to 27 ms of deadline
+// behind the last one, 12 to 570,000 places back; the far ones' senders
+// were likely preempted between the two), and one message out of order
+// used to send the actor's whole
+// backlog through the list, the policy's queue and the deadline index
+// until the backlog emptied, which in a flood it seldom does. Under
+// FIFO it cannot join: the list and the policy take it. Called with
+// a.mu held.
+func (a *core) placePlain(m *message) bool {
 	if d := m.item.Deadline; !d.IsZero() && a.ptail != nil {
-		last := a.ptail.item.Deadline
-		return !last.IsZero() && !d.Before(last)
+		if last := a.ptail.item.Deadline; last.IsZero() || d.Before(last) {
+			if !a.cfg.edf {
+				return false
+			}
+			if a.dl == nil {
+				a.dl = runq.New(earlierDeadline, dlIndex)
+			}
+			a.dl.Push(m)
+			return true
+		}
 	}
+	a.pushPlain(m)
 	return true
 }
+
+// spilled reports whether messages spilled from the plain ones
+// (placePlain) wait in the deadline index: with no list, the index holds
+// nothing else. Called with a.mu held.
+func (a *core) spilled() bool { return a.qhead == nil && a.dl != nil && a.dl.Len() > 0 }
 
 // pushPlain appends m to the plain messages. Called with a.mu held.
 func (a *core) pushPlain(m *message) {
@@ -306,15 +336,19 @@ func (a *core) pushPlain(m *message) {
 	a.pn++
 }
 
-// fold moves the plain messages, in order, into the list and the
-// policy's queue, where everything else is: before anything else joins
-// the list. Called with a.mu held.
+// fold moves the plain messages, in order, and those spilled from them
+// (placePlain) into the list and the policy's queue, where everything
+// else is: before anything else joins the list. Called with a.mu held.
 func (a *core) fold() {
+	var spill []*message
+	for a.spilled() {
+		spill = append(spill, a.dl.Pop())
+	}
 	h := a.phead
-	if h == nil {
+	a.phead, a.ptail, a.pn = nil, nil, 0
+	if h == nil && spill == nil {
 		return
 	}
-	a.phead, a.ptail, a.pn = nil, nil, 0
 	a.makeQueue()
 	for h != nil {
 		next := h.next
@@ -325,18 +359,38 @@ func (a *core) fold() {
 		}
 		h = next
 	}
+	for _, m := range spill {
+		if m.state.Load() == stQueued {
+			a.link(m)
+			a.enqueue(m)
+		}
+	}
 }
 
-// takePlain takes the first plain message that is still to run. Called
-// with a.mu held.
+// takePlain takes the first message still to run of the plain ones and
+// those spilled from them: the earlier in EDF's order of the plain
+// messages' first and the deadline index's (a plain message without a
+// deadline comes after every one with one). Called with a.mu held.
 func (a *core) takePlain() (*message, job) {
-	for m := a.phead; m != nil; m = a.phead {
-		a.popPlain(m)
+	for {
+		m := a.phead
+		if a.spilled() {
+			if s := a.dl.Peek(); m == nil || m.item.Deadline.IsZero() || earlierDeadline(s, m) {
+				m = s
+			}
+		}
+		switch {
+		case m == nil:
+			return nil, nil
+		case m == a.phead:
+			a.popPlain(m)
+		default:
+			a.dl.Pop()
+		}
 		if m.state.CompareAndSwap(stQueued, stTaken) {
 			return m, jobOf(&m.item)
 		}
 	}
-	return nil, nil
 }
 
 // popPlain takes m, the first plain message, off them. Called with a.mu
@@ -460,10 +514,11 @@ func (a *core) abort(m *message, err error) {
 	}
 }
 
-// link appends m to the list, after the plain messages, which it folds
-// into the list first. Called with a.mu held.
+// link appends m to the list, after the plain messages and those
+// spilled from them, which it folds into the list first. Called with
+// a.mu held.
 func (a *core) link(m *message) {
-	if a.pn > 0 {
+	if a.pn > 0 || a.spilled() {
 		a.fold()
 	}
 	m.linked = true
@@ -608,7 +663,7 @@ func (a *core) rebuild() {
 // work, and take always ends: at most two rebuilds, then a trusted
 // queue. Called with a.mu held.
 func (a *core) take() (m *message, j job, resume bool) {
-	if a.pn > 0 { // then nothing else is queued
+	if a.pn > 0 || a.spilled() { // then nothing else is queued
 		if m, j := a.takePlain(); m != nil {
 			return m, j, false
 		}

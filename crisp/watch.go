@@ -102,17 +102,21 @@ func (a *core) watchQueued() {
 }
 
 // firstDeadline returns the earliest deadline queued, or the zero time.
-// The plain messages (see plainOK) are in deadline order, those with one
-// first: the earliest is the first one's, and while there are any,
-// nothing else is queued. Called with a.mu held.
+// The plain messages (see placePlain) are in deadline order, those with
+// one first: their earliest is the first's. The deadline index holds
+// the list's, or those spilled from the plain ones. Called with a.mu
+// held.
 func (a *core) firstDeadline() time.Time {
+	var first time.Time
 	if a.pn > 0 {
-		return a.phead.item.Deadline
+		first = a.phead.item.Deadline
 	}
-	if a.dl == nil || a.dl.Len() == 0 {
-		return time.Time{}
+	if a.dl != nil && a.dl.Len() > 0 {
+		if d := a.dl.Peek().item.Deadline; first.IsZero() || d.Before(first) {
+			first = d
+		}
 	}
-	return a.dl.Peek().item.Deadline
+	return first
 }
 
 // watchTarget is an actor as the watchdog sees it. Its Expire is a
@@ -164,7 +168,8 @@ func (a *core) startAny() {
 // with a.mu held.
 func (a *core) expireDue(now time.Time) {
 	// The plain messages with a deadline come first among them, earliest
-	// first (plainOK): the due ones are a prefix.
+	// first (placePlain): the due ones are a prefix. Those spilled from
+	// them wait in the deadline index, below.
 	for m := a.phead; m != nil && !m.item.Deadline.IsZero() && !now.Before(m.item.Deadline); m = a.phead {
 		a.popPlain(m)
 		if m.state.CompareAndSwap(stQueued, stMissed) {

@@ -37,6 +37,10 @@ func init() {
 		b, ok := p.(builtin)
 		return ok && (b.name == edf.name || b.name == fifo.name)
 	}
+	plumb.EarliestDeadlineFirst = func(p any) bool {
+		b, ok := p.(builtin)
+		return ok && b.name == edf.name
+	}
 }
 
 // Item is what a policy sees of one unit of ready work. The runtime sets

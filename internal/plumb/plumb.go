@@ -84,3 +84,9 @@ func Ref(item unsafe.Pointer) *any { return (*any)(unsafe.Add(item, ItemRef)) }
 // The runtime then keeps such messages in a plain queue of its own while
 // nothing else is queued. Set by package policy.
 var PlainInArrivalOrder func(p any) bool
+
+// EarliestDeadlineFirst reports whether p (a policy.Policy) is
+// policy.EDF(): the runtime may then keep a message whose deadline comes
+// out of order apart from the list and the policy's queue. Set by
+// package policy.
+var EarliestDeadlineFirst func(p any) bool
