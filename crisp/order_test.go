@@ -45,6 +45,25 @@ func queued(t *testing.T, a *crisp.Actor[*state], send func()) []string {
 	return ranOn(t, a)
 }
 
+// sent is a message a test sent: its name and its deadline (zero if
+// none).
+type sent struct {
+	name string
+	due  time.Time
+}
+
+// edfOrder returns the names of msgs in EDF's order: earliest deadline
+// first, those without one last, ties in the order sent.
+func edfOrder(msgs []sent) []string {
+	msgs = slices.Clone(msgs)
+	slices.SortStableFunc(msgs, func(x, y sent) int { return deadline.Compare(x.due, y.due) })
+	names := make([]string, len(msgs))
+	for i, m := range msgs {
+		names[i] = m.name
+	}
+	return names
+}
+
 func TestEDFMatchesAReferenceSort(t *testing.T) {
 	for seed := range uint64(20) {
 		t.Run("seed "+strconv.FormatUint(seed, 10), func(t *testing.T) {
@@ -52,15 +71,10 @@ func TestEDFMatchesAReferenceSort(t *testing.T) {
 			a := crisp.Spawn(sys, &state{})
 			r := rand.New(rand.NewPCG(seed, 99))
 
-			type msg struct {
-				name string
-				due  time.Time
-				seq  int
-			}
-			var msgs []msg
+			var msgs []sent
 			got := queued(t, a, func() {
 				for i := range 200 {
-					m := msg{name: strconv.Itoa(i), seq: i}
+					m := sent{name: strconv.Itoa(i)}
 					var opts []crisp.SendOption
 					if r.IntN(4) > 0 { // a quarter without deadline
 						m.due = mock.Now().Add(time.Duration(1+r.IntN(50)) * time.Second)
@@ -71,12 +85,7 @@ func TestEDFMatchesAReferenceSort(t *testing.T) {
 				}
 			})
 
-			slices.SortStableFunc(msgs, func(x, y msg) int { return deadline.Compare(x.due, y.due) })
-			want := []string{}
-			for _, m := range msgs {
-				want = append(want, m.name)
-			}
-			assert.Equal(t, want, got)
+			assert.Equal(t, edfOrder(msgs), got)
 		})
 	}
 }
@@ -97,14 +106,10 @@ func TestEDFMatchesAReferenceSortNearlyInOrder(t *testing.T) {
 			withCtx := seed%3 == 0        // some runs fold into the policy's queue
 			noDeadline := r.IntN(20) == 0 // now and then a message without one
 
-			type msg struct {
-				name string
-				due  time.Time
-			}
-			var msgs []msg
+			var msgs []sent
 			got := queued(t, a, func() {
 				for i := range 200 {
-					m := msg{name: strconv.Itoa(i)}
+					m := sent{name: strconv.Itoa(i)}
 					if !noDeadline || r.IntN(10) > 0 {
 						back := r.IntN(reach+1) * r.IntN(2) // half in order
 						m.due = mock.Now().Add(time.Duration(100+i-back) * time.Second)
@@ -121,12 +126,7 @@ func TestEDFMatchesAReferenceSortNearlyInOrder(t *testing.T) {
 				}
 			})
 
-			slices.SortStableFunc(msgs, func(x, y msg) int { return deadline.Compare(x.due, y.due) })
-			want := []string{}
-			for _, m := range msgs {
-				want = append(want, m.name)
-			}
-			assert.Equal(t, want, got)
+			assert.Equal(t, edfOrder(msgs), got)
 		})
 	}
 }
