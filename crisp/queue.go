@@ -298,11 +298,10 @@ func (a *core) plainOK(m *message) bool {
 // about one message in a million came 0.7 us to 27 ms of deadline
 // behind the last one, 12 to 570,000 places back; the far ones' senders
 // were likely preempted between the two), and one message out of order
-// used to send the actor's whole
-// backlog through the list, the policy's queue and the deadline index
-// until the backlog emptied, which in a flood it seldom does. Under
-// FIFO it cannot join: the list and the policy take it. Called with
-// a.mu held.
+// used to send the actor's whole backlog through the list, the
+// policy's queue and the deadline index until the backlog emptied,
+// which in a flood it seldom does. Under FIFO it cannot join: the list
+// and the policy take it. Called with a.mu held.
 func (a *core) placePlain(m *message) bool {
 	if d := m.item.Deadline; !d.IsZero() && a.ptail != nil {
 		if last := a.ptail.item.Deadline; last.IsZero() || d.Before(last) {
