@@ -187,20 +187,25 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 }
 
 // plainSend reports whether a message to a with opts is plain: no
-// option, nothing to inherit from the sending handler, no observer and
-// no bound. Call, CallNext and Tell send a plain message with send and
-// any other with sendWith, each called directly: a handler's sends run
-// on its runner's small stack (see stack_internal_test.go), and neither
-// is then under the other's frame.
-func (a *core) plainSend(opts []SendOption) bool {
-	return len(opts) == 0 && inheriting.n.Load() == 0 && a.sys.obs == nil && a.bound == nil
-}
+// option, and nothing else to apply (unadorned). Call, CallNext and
+// Tell send a plain message with send, one with one Within with
+// sendWithin and any other with sendWith, each called directly: a
+// handler's sends run on its runner's small stack (see
+// stack_internal_test.go), and none is then under another's frame.
+func (a *core) plainSend(opts []SendOption) bool { return len(opts) == 0 && a.unadorned() }
 
 // withinOnly reports whether a message to a with opts has one Within
-// and is otherwise plain (plainSend): sendWithin's message, the usual
-// one with a deadline.
+// and nothing else to apply (unadorned): sendWithin's message, the
+// usual one with a deadline.
 func (a *core) withinOnly(opts []SendOption) bool {
-	return len(opts) == 1 && opts[0].kind == optWithin && inheriting.n.Load() == 0 && a.sys.obs == nil && a.bound == nil
+	return len(opts) == 1 && opts[0].kind == optWithin && a.unadorned()
+}
+
+// unadorned reports whether a message to a gets nothing beyond its own
+// options: nothing to inherit from the sending handler, no observer and
+// no bound.
+func (a *core) unadorned() bool {
+	return inheriting.n.Load() == 0 && a.sys.obs == nil && a.bound == nil
 }
 
 // sendWithin queues m, a message whose one option is Within(d)
