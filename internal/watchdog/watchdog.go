@@ -453,7 +453,7 @@ func (w *Watchdog) Watching() bool {
 // beside goroutines that never yield, each yield waits behind their time
 // slices, and with one deadline an hour off (the bench's crisp+dl) every
 // runner yielded every 16 messages for the whole run (fork-join beside
-// two such goroutines: 2.0 s against crisp's 40 ms without deadlines).
+// two such goroutines: 2.0 s against crisp's 43-47 ms without deadlines).
 const watchSoon = 20 * time.Millisecond
 
 // NudgeAt is Nudge with now, a fresh reading of the watchdog's clock
