@@ -59,7 +59,8 @@ type core struct {
 	qtail *message
 	// Plain messages (see placePlain) in arrival order, linked by next,
 	// while nothing else is queued but the few spilled into dl: they skip
-	// the list, the policy's queue and the deadline index. Guarded by mu.
+	// the list, the policy's queue and the deadline index. pn counts
+	// both, the plain messages and those spilled. Guarded by mu.
 	phead, ptail *message
 	pn           int32
 	// sidx is the actor's index in its shard's live list while it is

@@ -224,7 +224,7 @@ func (a *core) makeQueue() {
 // with a.mu held.
 func (a *core) next() (m *message, j job, resume bool) {
 	h := a.intake.Swap(nil)
-	if h != nil && h.next == nil && a.queued == 0 && a.pn == 0 && !h.keyed() && !a.spilled() {
+	if h != nil && h.next == nil && a.queued == 0 && a.pn == 0 && !h.keyed() {
 		a.newArrivals()
 		if h.state.CompareAndSwap(stQueued, stTaken) {
 			a.seq++
@@ -312,6 +312,7 @@ func (a *core) placePlain(m *message) bool {
 				a.dl = runq.New(earlierDeadline, dlIndex)
 			}
 			a.dl.Push(m)
+			a.pn++
 			return true
 		}
 	}
@@ -385,6 +386,7 @@ func (a *core) takePlain() (*message, job) {
 			a.popPlain(m)
 		default:
 			a.dl.Pop()
+			a.pn--
 		}
 		if m.state.CompareAndSwap(stQueued, stTaken) {
 			return m, jobOf(&m.item)
@@ -517,7 +519,7 @@ func (a *core) abort(m *message, err error) {
 // spilled from them, which it folds into the list first. Called with
 // a.mu held.
 func (a *core) link(m *message) {
-	if a.pn > 0 || a.spilled() {
+	if a.pn > 0 {
 		a.fold()
 	}
 	m.linked = true
@@ -662,7 +664,7 @@ func (a *core) rebuild() {
 // work, and take always ends: at most two rebuilds, then a trusted
 // queue. Called with a.mu held.
 func (a *core) take() (m *message, j job, resume bool) {
-	if a.pn > 0 || a.spilled() { // then nothing else is queued
+	if a.pn > 0 { // then nothing else is queued
 		if m, j := a.takePlain(); m != nil {
 			return m, j, false
 		}

@@ -574,7 +574,7 @@ func (a *core) handTo(m *message, p *Proc) {
 // goroutine keeps only the stack its handler needed. Called with a.mu
 // held.
 func (a *core) passOn() {
-	if a.queued == 0 && a.pn == 0 && !a.spilled() && a.intake.Load() == nil && a.release() {
+	if a.queued == 0 && a.pn == 0 && a.intake.Load() == nil && a.release() {
 		return
 	}
 	if sp := a.spareRunner(); sp != nil { // a runner waiting for just this
@@ -603,7 +603,7 @@ func (a *core) release() bool {
 		a.holder.Store(g)
 		return false
 	}
-	if a.live() && a.qhead == nil && a.pn == 0 && !a.spilled() {
+	if a.live() && a.qhead == nil && a.pn == 0 {
 		a.setLive(false)
 		a.sys.leave(a)
 		a.dismissSpare() // no process left to suspend

@@ -108,7 +108,7 @@ func (a *core) watchQueued() {
 // held.
 func (a *core) firstDeadline() time.Time {
 	var first time.Time
-	if a.pn > 0 {
+	if a.phead != nil {
 		first = a.phead.item.Deadline
 	}
 	if a.dl != nil && a.dl.Len() > 0 {
@@ -182,6 +182,9 @@ func (a *core) expireDue(now time.Time) {
 			return
 		}
 		a.dl.Pop()
+		if !m.linked {
+			a.pn-- // spilled from the plain messages (placePlain)
+		}
 		if m.state.CompareAndSwap(stQueued, stMissed) {
 			a.unqueue(m)
 			a.addFailure(failure{m: m, at: now})
