@@ -201,17 +201,19 @@ func (a *core) callMissHook(m *message, err *deadline.MissedError) {
 // each message its arrival number. Called with a.mu held.
 func (a *core) drain() {
 	if h := a.intake.Swap(nil); h != nil {
-		a.makeQueue()
 		a.drainList(h)
 	}
 }
 
 // makeQueue gives the actor a policy queue if it has none (an idle
-// actor drops its queue) before the intake is drained into it. push
-// would make it too, but there, three calls deeper in a runner's stack,
-// the allocation took a newly started runner past the 2 KiB a goroutine
-// starts with, and every such runner copied its stack (ring-1k 30%
-// slower, the copy 40% of its CPU profile). Called with a.mu held.
+// actor drops its queue) before a message of the intake is listed: plain
+// messages (placePlain) need none, and a queue made for every drain of
+// more than one message was, in ring-1k, one allocation for each actor
+// two tokens met at. push would make it too, but there, three calls
+// deeper in a runner's stack, the allocation took a newly started runner
+// past the 2 KiB a goroutine starts with, and every such runner copied
+// its stack (ring-1k 30% slower, the copy 40% of its CPU profile).
+// Called with a.mu held.
 func (a *core) makeQueue() {
 	if a.q == nil {
 		a.q = a.newQueue()
@@ -223,7 +225,10 @@ func (a *core) makeQueue() {
 // so it is claimed without passing through the policy's queue. Called
 // with a.mu held.
 func (a *core) next() (m *message, j job, resume bool) {
-	h := a.intake.Swap(nil)
+	var h *message
+	if a.intake.Load() != nil {
+		h = a.intake.Swap(nil)
+	}
 	if h != nil && h.next == nil && a.queued == 0 && a.pn == 0 && !h.keyed() {
 		a.newArrivals()
 		if h.state.CompareAndSwap(stQueued, stTaken) {
@@ -234,7 +239,6 @@ func (a *core) next() (m *message, j job, resume bool) {
 		return nil, nil, false // cancelled on the way
 	}
 	if h != nil {
-		a.makeQueue()
 		a.drainList(h)
 	}
 	return a.take()
@@ -257,6 +261,7 @@ func (a *core) drainList(h *message) {
 			a.seq++
 			m.item.Seq = a.seq
 			if !a.plainOK(m) || !a.placePlain(m) {
+				a.makeQueue()
 				a.link(m) // folds the plain messages in first
 				a.enqueue(m)
 			}
