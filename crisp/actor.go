@@ -87,6 +87,11 @@ const (
 	fIdle  // the actor has an idle timeout: release re-arms it
 	fAside // the holder yielded the processor between messages and waits for one again (stepAside)
 
+	vainShift = 16 // flags>>vainShift&vainMax counts the actor's recent lingers in vain (core.linger)
+	vainMax   = 7  // the mask of that count, and more than its cap
+	vainCap   = 4  // the count's cap: a runner of the actor then lingers once in 16 times
+	vainBits  = vainMax << vainShift
+
 	shardShift = 24 // flags>>shardShift is the shard
 )
 

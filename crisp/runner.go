@@ -41,7 +41,8 @@ import (
 // looking for new work, before it gives up the actor and exits. An actor
 // in a conversation (request, reply, request) then keeps its goroutine
 // instead of starting one per message, while an idle actor still holds
-// none for more than a few microseconds.
+// none for more than a few microseconds. Runners of an actor whose
+// lingers have lately found nothing linger less (see linger).
 const runnerGrace = 4
 
 // yieldEvery is how many messages in a row a runner runs before it
@@ -201,16 +202,44 @@ func (a *core) stepAsideBy(yield func()) {
 // yields are ready.Yield's: where other code holds the processors, the
 // runner then waits for its partner on their own processor rather than
 // behind that code's time slices.
+//
+// A runner whose actor's last lingers were in vain (no work came) does
+// not linger at all, but for a random one in 2^v of them, v being how
+// many in a row were in vain (at most vainCap): an actor that is sent
+// one message at a time by ever other actors (a ring, a tree of calls)
+// would otherwise pay runnerGrace trips through the scheduler for each
+// message, and one in a conversation still finds its partner.
 func (a *core) linger(grace int) int {
+	v := a.flags.Load() >> vainShift & vainMax
+	if v > 0 && ready.Rand()&(1<<v-1) != 0 {
+		return 0
+	}
 	s := a.sys
 	if s.lingering.Add(1) > s.maxLinger {
-		grace = 0
+		s.lingering.Add(-1)
+		return 0 // not in vain: not tried
 	}
 	for ; grace > 0 && a.intake.Load() == nil; grace-- {
 		ready.Yield()
 	}
 	s.lingering.Add(-1)
+	switch {
+	case grace == 0 && v < vainCap:
+		a.setVain(v + 1)
+	case grace > 0 && v > 0:
+		a.setVain(0)
+	}
 	return grace
+}
+
+// setVain sets the count of the actor's lingers in vain to v.
+func (a *core) setVain(v uint32) {
+	for {
+		f := a.flags.Load()
+		if a.flags.CompareAndSwap(f, f&^vainBits|v<<vainShift) {
+			return
+		}
+	}
 }
 
 // start makes sure a goroutine holds the actor, after work was pushed.

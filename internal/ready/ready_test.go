@@ -57,3 +57,13 @@ func TestConcurrentPairsLeaveZero(t *testing.T) {
 		t.Fatalf("count %d after balanced pairs", N())
 	}
 }
+
+func TestRandSpreadsItsValues(t *testing.T) {
+	seen := map[uint32]bool{}
+	for range 100 {
+		seen[Rand()] = true
+	}
+	if len(seen) < 50 {
+		t.Fatalf("100 calls of Rand gave %d distinct values", len(seen))
+	}
+}

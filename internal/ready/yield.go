@@ -83,6 +83,10 @@ var now = nanotime
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
 
+// Rand returns a cheap pseudo-random number (the runtime's own, per
+// processor): for choices that only need to be spread, not unguessable.
+func Rand() uint32 { return cheaprand() }
+
 //go:linkname cheaprand runtime.cheaprand
 func cheaprand() uint32
 
