@@ -244,10 +244,12 @@ func TestSendOptionsDoNotAllocate(t *testing.T) {
 	opts := testing.AllocsPerRun(100, func() {
 		crisp.Tell(a, noop, crisp.Within(time.Hour), crisp.By(due), crisp.Priority(2), crisp.MessageName("x"))
 	})
-	assert.Equal(t, 1.0, plain, "a Tell allocates its message only")
+	// At most its message, which may come from those earlier tests'
+	// Tells left (recycled messages are shared by all actors).
+	assert.LessOrEqual(t, plain, 1.0, "a Tell allocates its message only")
 	// The deadlined Tells queue behind the gate and are watched; the
 	// watchdog's heap may grow, which is amortised below one per send.
-	assert.LessOrEqual(t, opts, plain+0.1)
+	assert.LessOrEqual(t, opts, 1.0, "a Tell with options allocates its message only")
 }
 
 // Messages without a deadline, context or key skip the policy's queue

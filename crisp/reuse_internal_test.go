@@ -4,8 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
@@ -83,3 +85,55 @@ func TestNoReuseAfterThePolicyMisbehaves(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// A Tell message recycled while its actor's reuse slot is full becomes
+// its processor's spare, which the next Tell made there to any actor,
+// of any state type, takes when that actor's slot is empty; it runs
+// clean, on its new actor.
+func TestAMessageTheSlotCannotHoldIsTheProcessorsSpare(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1) // one processor: every spare is spareTells[0]
+	defer runtime.GOMAXPROCS(prev)
+	mock := clock.NewMock()
+	sys := NewSystem(WithClock(mock))
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	idle := func() { require.NoError(t, sys.WaitIdle(context.Background())) }
+	spare := &spareTells[0].m
+	spare.Store(nil)
+
+	a := Spawn(sys, new(int))
+	release := make(chan struct{})
+	Tell(a, func(*Proc, *int) { <-release }) // the two below queue behind it
+	Tell(a, func(_ *Proc, n *int) { *n++ }, MessageName("second"), Tag("customer A"))
+	Tell(a, func(_ *Proc, n *int) { *n++ })
+	close(release)
+	idle()
+	kept := spare.Load()
+	require.NotNil(t, kept, "three messages finished, the slot holds one: the processor keeps another")
+	require.NotNil(t, a.reuse.Load())
+
+	type seen struct {
+		name string
+		tag  any
+	}
+	b := Spawn(sys, "a state of another type")
+	got := make(chan seen, 1)
+	Tell(b, func(p *Proc, s string) { got <- seen{p.Name(), p.Tag()} })
+	assert.Nil(t, spare.Load(), "the Tell to b, whose slot was empty, took the spare")
+	idle()
+	assert.Same(t, kept, (*tellMem)(unsafe.Pointer(b.reuse.Load())), "the spare ran on b and waits in b's slot")
+	g := <-got
+	assert.Contains(t, g.name, "TestAMessageTheSlotCannotHoldIsTheProcessorsSpare", "named after its handler, not the first use's Name")
+	assert.Nil(t, g.tag)
+}
+
+// A tell[S] is a message and two pointers whatever S is: spareTells
+// holds any as a tellMem.
+func TestATellHasTheSameMemoryForEveryStateType(t *testing.T) {
+	type big struct{ b [200]byte }
+	want := unsafe.Sizeof(tellMem{})
+	assert.Equal(t, want, unsafe.Sizeof(tell[int]{}))
+	assert.Equal(t, want, unsafe.Sizeof(tell[big]{}))
+	assert.Equal(t, want, unsafe.Sizeof(tell[*big]{}))
+	assert.Equal(t, unsafe.Offsetof(tellMem{}.a), unsafe.Offsetof(tell[big]{}.a))
+	assert.Equal(t, unsafe.Offsetof(tellMem{}.fn), unsafe.Offsetof(tell[big]{}.fn))
+}

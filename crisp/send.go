@@ -172,7 +172,7 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 		t = a.reuse.Swap(nil)
 	}
 	if t == nil {
-		t = &tell[S]{a: a}
+		t = newTell(a)
 	}
 	t.fn = fn
 	setJob(&t.item, t)

@@ -83,6 +83,22 @@ var now = nanotime
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
 
+// Processor returns the number of the processor (Go's P) the calling
+// goroutine runs on, from 0 to GOMAXPROCS-1. The goroutine may move to
+// another processor at once: the number is a hint, for spreading data by
+// processor, never a guarantee of exclusive use.
+func Processor() int {
+	p := procPin()
+	procUnpin()
+	return p
+}
+
+//go:linkname procPin runtime.procPin
+func procPin() int
+
+//go:linkname procUnpin runtime.procUnpin
+func procUnpin()
+
 // Rand returns a cheap pseudo-random number (the runtime's own, per
 // processor): for choices that only need to be spread, not unguessable.
 func Rand() uint32 { return cheaprand() }
