@@ -8,6 +8,7 @@ import (
 
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/internal/plumb"
+	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/internal/runq"
 	"github.com/crisprt/crisp/internal/watchdog"
 	"github.com/crisprt/crisp/policy"
@@ -237,8 +238,6 @@ func WithMissHook(f func(*deadline.MissedError)) ActorOption {
 	return ActorOption{func(c *actorConfig) { c.onMiss = f }}
 }
 
-var shardSeq atomic.Uint32
-
 // Spawn creates an actor with the given initial state on sys. The actor
 // costs a couple of hundred bytes and no goroutine until it has work.
 // Spawn panics if sys is nil or was not made by NewSystem; on a system
@@ -260,7 +259,10 @@ func (a *Actor[S]) init(sys *System, state S, opts []ActorOption, op string) {
 	a.sys = sys
 	a.cfg = configFor[S](opts)
 	a.bound = newBound(a.cfg)
-	a.flags.Store((shardSeq.Add(1) % nShards) << shardShift)
+	// A random shard, not the next of a shared count: one atomic counter
+	// for every Spawn of the process took a cache line from processor to
+	// processor where actors spawn actors (fib).
+	a.flags.Store((ready.Rand() % nShards) << shardShift)
 	a.wdKey.Store(noWatch)
 	if sys.closed.Load() {
 		a.flags.Or(fStopped)
