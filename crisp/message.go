@@ -275,8 +275,8 @@ func (t *tell[S]) fail(error)     {}
 // collector as before. sync.Pool was tried in its place: its Get on an
 // empty pool looks through every processor's part and the victim cache,
 // and it made floods slower (bench quick, crisp over protoactor, Intel
-// Xeon: counting 2.6-2.7 -> 3.6-4.2, fork-join 2.4-2.7 -> 2.9-3.0; four
-// senders to one actor 207-225 -> 249-261 ns a message).
+// Xeon, 4 runs: counting 2.59 -> 4.23, fork-join 2.69 -> 3.01; four
+// senders to one actor 195-212 -> 249-261 ns a message).
 //
 // A processor's number is only a hint (the goroutine may move at once),
 // so each slot is an atomic pointer: a message taken by Swap is the
