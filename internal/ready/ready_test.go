@@ -1,6 +1,7 @@
 package ready
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 
@@ -65,5 +66,19 @@ func TestRandSpreadsItsValues(t *testing.T) {
 	}
 	if len(seen) < 50 {
 		t.Fatalf("100 calls of Rand gave %d distinct values", len(seen))
+	}
+}
+
+func TestProcessorIsANumberBelowGOMAXPROCS(t *testing.T) {
+	n := runtime.GOMAXPROCS(0)
+	for range 100 {
+		if p := Processor(); p < 0 || p >= n {
+			t.Fatalf("Processor() = %d with GOMAXPROCS %d", p, n)
+		}
+	}
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	if p := Processor(); p != 0 {
+		t.Fatalf("Processor() = %d on one processor", p)
 	}
 }
