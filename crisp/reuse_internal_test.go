@@ -129,7 +129,7 @@ func TestAMessageTheSlotCannotHoldIsTheProcessorsSpare(t *testing.T) {
 // A tell[S] is a message and two pointers whatever S is: spareTells
 // holds any as a tellMem.
 func TestATellHasTheSameMemoryForEveryStateType(t *testing.T) {
-	type big struct{ b [200]byte }
+	type big [200]byte
 	want := unsafe.Sizeof(tellMem{})
 	assert.Equal(t, want, unsafe.Sizeof(tell[int]{}))
 	assert.Equal(t, want, unsafe.Sizeof(tell[big]{}))
