@@ -381,7 +381,7 @@ func (a *core) failStrays(m *message) {
 		next := m.next
 		m.next = nil
 		if m.state.CompareAndSwap(stQueued, stStopped) {
-			a.fail(jobOf(&m.item), ErrStopped)
+			a.fail(m.work(), ErrStopped)
 		}
 		m = next
 	}

@@ -101,7 +101,7 @@ type awaitWaker message
 
 func (w *awaitWaker) Wake() {
 	m := (*message)(w)
-	jobOf(&m.item).actor().resume(m, 0, false)
+	m.work().actor().resume(m, 0, false)
 }
 
 // AwaitWithin is Await giving up after d on the system's clock: it then
@@ -293,11 +293,11 @@ func (p *Proc) awaitsItself(src plumb.Source) error {
 		return nil
 	}
 	own := p.m
-	if k, ok := jobOf(&own.item).(continuation); ok {
+	if k, ok := own.work().(continuation); ok {
 		own = k.resultOwner()
 	}
 	if j, ok := src.(job); ok && own != nil && j.hdr() == own {
-		return fmt.Errorf("%w: message %s of actor %s awaits its own result", ErrDeadlock, own.name(jobOf(&own.item)), p.a.displayName())
+		return fmt.Errorf("%w: message %s of actor %s awaits its own result", ErrDeadlock, own.name(own.work()), p.a.displayName())
 	}
 	return nil
 }
@@ -388,7 +388,7 @@ func (p *Proc) register(ready bool) uint32 {
 	}
 	p.expectSignal() // all who signal hold a.mu
 	p.epoch++
-	m.item.Resumed = true // outside the deadline index for good: see procSlot
+	m.resumed = true // outside the deadline index for good: see procSlot
 	a.link(m)
 	if ready {
 		m.state.Store(stReady)
@@ -445,7 +445,7 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 			a.dropCond(m)
 		}
 	}
-	m.item.Resumed = true
+	m.resumed = true
 	if a.grp == nil && a.queued == 0 && a.pn == 0 && a.intake.Load() == nil && !a.stopped() && a.acquire() {
 		a.sys.busy.Add(1)
 		a.unlink(m)
@@ -607,7 +607,7 @@ var errForeignNext = errors.New("crisp: a handler returned a Next made by anothe
 // state type is a misuse panic.
 func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, err error) Next[S, U]) Next[S, U] {
 	p.check("Then")
-	a, ok := jobOf(&p.m.item).actorAny().(*Actor[S])
+	a, ok := p.m.work().actorAny().(*Actor[S])
 	if !ok {
 		panic(fmt.Sprintf("crisp: Then with state type %s on actor %s of another state type", typeName[S](), p.a.displayName()))
 	}
@@ -617,15 +617,11 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 	c := &cont[S, T, U]{a: a, f: f, k: k}
 	x := p.extra()
 	x.thens = append(x.thens, c) // p's process made it: see Proc.madeHere
-	c.item = policy.Item{
-		Deadline: p.m.item.Deadline,
-		Seq:      p.m.item.Seq,
-		Priority: p.m.item.Priority,
-		Tag:      p.m.item.Tag,
-		Name:     p.m.item.Name,
-		Resumed:  true,
+	c.deadline, c.seq, c.resumed = p.m.deadline, p.m.seq, true
+	if pi := p.m.pi.Load(); pi != nil && (pi.Priority != 0 || pi.Tag != nil || pi.Name != "") {
+		c.pi.Store(&policy.Item{Priority: pi.Priority, Tag: pi.Tag, Name: pi.Name})
 	}
-	setJob(&c.item, c)
+	c.job = c
 	if x := p.m.ext; x != nil && x.passesOn() {
 		// The continuation goes on with its handler's request: its sends
 		// inherit as the handler's would (propagate.go).

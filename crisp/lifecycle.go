@@ -570,8 +570,8 @@ func (a *Actor[S]) hookJob(k hookKind) job {
 		fn, name = func(p *Proc, s S) { any(s).(StoppedHook).Stopped(p) }, "Stopped"
 	}
 	t := &tell[S]{a: a, fn: fn}
-	t.item.Name = name
-	setJob(&t.item, t)
+	t.meta().Name = name
+	t.job = t
 	return t
 }
 

@@ -44,19 +44,34 @@ const (
 // continuation: what the policy, the watchdog and the actor's
 // bookkeeping need.
 type message struct {
-	item  policy.Item // its runtime reference holds the job (see jobOf)
-	state atomic.Uint32
-
 	// Guarded by the actor's mu once queued. Before that, next links the
 	// actor's intake.
-	linked     bool     // in the actor's list: queued, ready, or suspended
-	inQ        bool     // pushed into the actor's policy queue, and not yet popped or removed from it
-	counted    bool     // holds a place in its actor's bound until it starts or is decided (mailbox.go)
-	obs        uint8    // observation bits (observe.go); zero unless the system has an observer
-	prev, next *message // the actor's list
-	dli        int32    // position in the actor's deadline index
+	next, prev *message // the actor's intake, its plain messages, or its list
+	state      atomic.Uint32
+	linked     bool  // in the actor's list: queued, ready, or suspended
+	inQ        bool  // pushed into the actor's policy queue, and not yet popped or removed from it
+	counted    bool  // holds a place in its actor's bound until it starts or is decided (mailbox.go)
+	obs        uint8 // observation bits (observe.go); zero unless the system has an observer
+	resumed    bool  // a continuation of a process that has started and suspended
+	dli        int32 // position in the actor's deadline index
 
+	deadline time.Time // the start deadline; the zero time means none
+	seq      uint64    // the arrival number at the actor (policy.Item's Seq)
+	// job holds the message's job (work). A Call's future points here
+	// for its source, rather than holding a copy (plumb.SetSourceAt).
+	job any
 	ext *msgExt // non-nil for messages sent with a context or observed
+	// pi is the message as the actor's policy sees it: made at send, in
+	// the same allocation, if the message carries a priority, a tag or a
+	// name (which only pi holds) or its actor's policy orders every
+	// message (core.itemized, withItem); else when it first enters the
+	// policy's queue (item). Atomic: it may be made, under the actor's
+	// lock, while another goroutine reads the message's name (a caller's
+	// CheckWait, an observer). Under EDF and FIFO messages in arrival
+	// order, and most with a deadline, never enter the queue (placePlain):
+	// without a policy.Item in every message a Tell is 112 bytes, not
+	// 160, and a queued Call with its future 144, not 176.
+	pi atomic.Pointer[policy.Item]
 }
 
 // msgExt holds what few messages need.
@@ -90,17 +105,65 @@ func (x *msgExt) releaseCtx() {
 	}
 }
 
-// jobOf returns the job of a message's item: the item's runtime
-// reference, which queues neither see nor change (internal/plumb).
+// jobOf returns the job of the message a policy item stands for: the
+// item's runtime reference, which queues neither see nor change
+// (internal/plumb), set by item.
 func jobOf(it *policy.Item) job { return (*plumb.Ref(unsafe.Pointer(it))).(job) }
 
 // setJob makes j the runtime reference of it.
 func setJob(it *policy.Item, j job) { *plumb.Ref(unsafe.Pointer(it)) = j }
 
-// jobCell returns where it keeps its job, set by setJob: for a Call (or a
-// CallNext) the job is the future's source, and its future points here
-// rather than holding a copy (see plumb.SetSourceAt).
-func jobCell(it *policy.Item) *any { return plumb.Ref(unsafe.Pointer(it)) }
+// work returns m's job.
+func (m *message) work() job { return m.job.(job) }
+
+// item returns m as its actor's policy sees it, made if m has none yet
+// and brought up to date: its deadline, arrival number, whether it is
+// resumed, and its job. Called with the actor's mu held, before m
+// enters the policy's queue.
+func (m *message) item() *policy.Item {
+	it := m.pi.Load()
+	if it == nil {
+		it = new(policy.Item)
+		m.pi.Store(it)
+	}
+	it.Deadline, it.Seq, it.Resumed = m.deadline, m.seq, m.resumed
+	setJob(it, m.work())
+	return it
+}
+
+// meta returns m's policy item for setting its priority, tag or name at
+// send, made if m has none yet.
+func (m *message) meta() *policy.Item {
+	it := m.pi.Load()
+	if it == nil {
+		it = new(policy.Item)
+		m.pi.Store(it)
+	}
+	return it
+}
+
+// priority, tag and itemName return what m was sent with: Priority, Tag,
+// MessageName (or zero values).
+func (m *message) priority() int {
+	if it := m.pi.Load(); it != nil {
+		return it.Priority
+	}
+	return 0
+}
+
+func (m *message) tag() any {
+	if it := m.pi.Load(); it != nil {
+		return it.Tag
+	}
+	return nil
+}
+
+func (m *message) itemName() string {
+	if it := m.pi.Load(); it != nil {
+		return it.Name
+	}
+	return ""
+}
 
 // job is the typed part of a message: a Call's, a Tell's or a
 // continuation's code, and where its outcome goes.
@@ -214,7 +277,7 @@ func (c *call[S, T]) CheckWait() error {
 		return nil
 	}
 	return fmt.Errorf("%w: a process of actor %s waits for message %s of that same actor, which cannot run while it waits (use Await to release the actor instead)",
-		ErrDeadlock, a.displayName(), c.name(jobOf(&c.item))) // the item's job: c may be a CallNext's
+		ErrDeadlock, a.displayName(), c.name(c.work())) // its job: c may be a CallNext's
 }
 
 // EndWait ends a wait CheckWait allowed: a group counts its workers'
@@ -301,17 +364,33 @@ type tellMem struct {
 	a, fn unsafe.Pointer
 }
 
-// newTell returns a message for a Tell to a: the processor's spare
-// (spareTells) if it has one, else a new one.
+// newTell returns a message for a Tell to a with opts, when the actor's
+// reuse slot had none for a send without options: the actor's (for a
+// send with options) or the processor's spare (spareTells) if there is
+// one, else a new one, with its policy item beside it if the message
+// will need one (core.itemized). A reused message may come with an
+// item, or make one when it needs it.
 //
 //go:noinline
-func newTell[S any](a *Actor[S]) *tell[S] {
+func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
+	if len(opts) > 0 && a.reuse.Load() != nil {
+		if t := a.reuse.Swap(nil); t != nil {
+			return t
+		}
+	}
 	if s := spareTell(); s.Load() != nil {
 		if x := s.Swap(nil); x != nil {
 			t := (*tell[S])(unsafe.Pointer(x))
 			t.a = a
 			return t
 		}
+	}
+	if a.itemized(opts) {
+		tm := &withItem[tell[S]]{}
+		t := &tm.m
+		t.a = a
+		t.pi.Store(&tm.it)
+		return t
 	}
 	return &tell[S]{a: a}
 }
@@ -330,11 +409,16 @@ func newTell[S any](a *Actor[S]) *tell[S] {
 func (t *tell[S]) recycle() {
 	a := t.a
 	x := t.ext
-	if x != nil && !x.observedOnly() || t.item.Resumed || a.flags.Load()&fNoReuse != 0 {
+	if x != nil && !x.observedOnly() || t.resumed || a.flags.Load()&fNoReuse != 0 {
 		return
 	}
+	it := t.pi.Load()
 	t.message = message{}
 	t.fn = nil
+	if it != nil { // kept, cleared (its tag may hold the user's data), for the message's next use
+		*it = policy.Item{}
+		t.pi.Store(it)
+	}
 	if x != nil { // observed: see observe.go
 		*x = msgExt{}
 		t.ext = x
@@ -367,8 +451,8 @@ func (t *tell[S]) run(p *Proc) {
 // name is the message's name for errors: its Name option, else its
 // handler function's name.
 func (m *message) name(j job) string {
-	if m.item.Name != "" {
-		return m.item.Name
+	if n := m.itemName(); n != "" {
+		return n
 	}
 	return funcName(j.handler())
 }
@@ -380,7 +464,7 @@ var funcNames sync.Map // uintptr -> string
 
 // checked reports whether the runner checks m's deadline when it takes
 // it (late): a new message with a deadline.
-func (m *message) checked() bool { return !m.item.Deadline.IsZero() && !m.item.Resumed }
+func (m *message) checked() bool { return !m.deadline.IsZero() && !m.resumed }
 
 func funcName(fn any) string {
 	v := reflect.ValueOf(fn)

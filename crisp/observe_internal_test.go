@@ -42,8 +42,8 @@ func TestAnObservedCallsExtensionIsRecycledClean(t *testing.T) {
 
 	send := func(opts ...SendOption) *call[*int, int] {
 		c := &call[*int, int]{a: a, fn: func(_ *Proc, n *int) (int, error) { *n++; return *n, nil }}
-		setJob(&c.item, c)
-		plumb.SetSourceAt(&c.pr, jobCell(&c.item))
+		c.job = c
+		plumb.SetSourceAt(&c.pr, &c.job)
 		a.sendWith(&c.message, opts) // observed: never plain
 		_, err := c.pr.Future().Get()
 		require.NoError(t, err)
@@ -119,9 +119,9 @@ func TestStartedReusesTheDeadlineChecksReading(t *testing.T) {
 	check := func(sys *System, advance func()) (*message, Event) {
 		a := Spawn(sys, new(int))
 		c := &call[*int, int]{a: a, fn: func(*Proc, *int) (int, error) { return 0, nil }}
-		setJob(&c.item, c)
+		c.job = c
 		o := sendOpts{now: sys.now(), haveNow: true}
-		c.item.Deadline = o.now.Add(time.Hour)
+		c.deadline = o.now.Add(time.Hour)
 		a.sent(&c.message, c, &o)
 		require.False(t, a.late(&c.message))
 		advance()
@@ -136,7 +136,7 @@ func TestStartedReusesTheDeadlineChecksReading(t *testing.T) {
 	m, e := check(rt, func() {})
 	require.NotZero(t, m.obs&obsRead, "the deadline check's reading is kept")
 	assert.Equal(t, rt.epoch.Add(time.Duration(m.ext.startKey)), e.Time)
-	assert.Equal(t, m.item.Deadline.Sub(e.Time), e.Slack)
+	assert.Equal(t, m.deadline.Sub(e.Time), e.Slack)
 
 	mock := clock.NewMock()
 	virtual := NewSystem(WithClock(mock), obs)
@@ -164,7 +164,7 @@ func BenchmarkObserveHooks(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			c.message = message{}
-			setJob(&c.item, c)
+			c.job = c
 			var o sendOpts
 			a.sent(&c.message, c, &o)
 			a.observeStart(&c.message)
@@ -180,9 +180,9 @@ func BenchmarkObserveHooks(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			c.message = message{}
-			setJob(&c.item, c)
+			c.job = c
 			o := sendOpts{now: now, haveNow: true}
-			c.item.Deadline = now.Add(time.Hour)
+			c.deadline = now.Add(time.Hour)
 			a.sent(&c.message, c, &o)
 			keepStartReading(sys, &c.message, o.now)
 			a.observeStart(&c.message)

@@ -113,20 +113,20 @@ func (p *Proc) extra() *procExtra {
 // Deadline returns the start deadline of the running message (the zero
 // time if it has none). The message has already started, so it can no
 // longer miss it; handlers use it to pass a deadline on.
-func (p *Proc) Deadline() time.Time { return p.m.item.Deadline }
+func (p *Proc) Deadline() time.Time { return p.m.deadline }
 
 // Now reads the system's clock.
 func (p *Proc) Now() time.Time { return p.a.sys.clk.Now() }
 
 // Priority returns the running message's priority.
-func (p *Proc) Priority() int { return p.m.item.Priority }
+func (p *Proc) Priority() int { return p.m.priority() }
 
 // Tag returns the value the sender attached with Tag, or nil.
-func (p *Proc) Tag() any { return p.m.item.Tag }
+func (p *Proc) Tag() any { return p.m.tag() }
 
 // Name returns the running message's name: its Name option, or its
 // handler function's name.
-func (p *Proc) Name() string { return p.m.name(jobOf(&p.m.item)) }
+func (p *Proc) Name() string { return p.m.name(p.m.work()) }
 
 // Context returns the context the message was sent with, or
 // context.Background().

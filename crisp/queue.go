@@ -89,7 +89,7 @@ func (a *core) failAll(fs *failures) {
 		if f.err == nil {
 			a.miss(f.m, f.at)
 		} else {
-			a.fail(jobOf(&f.m.item), f.err)
+			a.fail(f.m.work(), f.err)
 		}
 	}
 	if cap(*fs) <= 64 { // keep no list a burst has grown large
@@ -148,23 +148,23 @@ func (m *message) logContext() context.Context {
 // deadlineAttr is m's start deadline as a log attribute; empty (dropped
 // by slog) for a message without one.
 func (m *message) deadlineAttr() slog.Attr {
-	if m.item.Deadline.IsZero() {
+	if m.deadline.IsZero() {
 		return slog.Attr{}
 	}
-	return slog.Time("deadline", m.item.Deadline)
+	return slog.Time("deadline", m.deadline)
 }
 
 // miss fails m, which could not start by its deadline, and tells the
 // actor's miss hook.
 func (a *core) miss(m *message, now time.Time) {
-	j := jobOf(&m.item)
+	j := m.work()
 	if m.counted {
 		a.uncount(m)
 	}
 	err := &deadline.MissedError{
 		Actor:    a.displayName(),
 		Message:  m.name(j),
-		Deadline: m.item.Deadline,
+		Deadline: m.deadline,
 		Detected: now,
 	}
 	m.ext.releaseCtx()
@@ -233,8 +233,8 @@ func (a *core) next() (m *message, j job, resume bool) {
 		a.newArrivals()
 		if h.state.CompareAndSwap(stQueued, stTaken) {
 			a.seq++
-			h.item.Seq = a.seq
-			return h, jobOf(&h.item), false
+			h.seq = a.seq
+			return h, h.work(), false
 		}
 		return nil, nil, false // cancelled on the way
 	}
@@ -259,7 +259,7 @@ func (a *core) drainList(h *message) {
 		m.next = nil
 		if m.state.Load() == stQueued { // not cancelled on the way
 			a.seq++
-			m.item.Seq = a.seq
+			m.seq = a.seq
 			if !a.plainOK(m) || !a.placePlain(m) {
 				a.makeQueue()
 				a.link(m) // folds the plain messages in first
@@ -279,7 +279,7 @@ func (a *core) drainList(h *message) {
 // when anything else arrives keeps the policy's order. Called with a.mu
 // held.
 func (a *core) plainOK(m *message) bool {
-	return a.cfg.plain && m.ext == nil && !m.item.Resumed && a.qhead == nil && a.coop == nil && a.grp == nil
+	return a.cfg.plain && m.ext == nil && !m.resumed && a.qhead == nil && a.coop == nil && a.grp == nil
 }
 
 // placePlain adds m, which plainOK accepts, to the plain messages, and
@@ -308,8 +308,8 @@ func (a *core) plainOK(m *message) bool {
 // which in a flood it seldom does. Under FIFO it cannot join: the list
 // and the policy take it. Called with a.mu held.
 func (a *core) placePlain(m *message) bool {
-	if d := m.item.Deadline; !d.IsZero() && a.ptail != nil {
-		if last := a.ptail.item.Deadline; last.IsZero() || d.Before(last) {
+	if d := m.deadline; !d.IsZero() && a.ptail != nil {
+		if last := a.ptail.deadline; last.IsZero() || d.Before(last) {
 			if !a.cfg.edf {
 				return false
 			}
@@ -380,7 +380,7 @@ func (a *core) takePlain() (*message, job) {
 	for {
 		m := a.phead
 		if a.spilled() {
-			if s := a.dl.Peek(); m == nil || m.item.Deadline.IsZero() || earlierDeadline(s, m) {
+			if s := a.dl.Peek(); m == nil || m.deadline.IsZero() || earlierDeadline(s, m) {
 				m = s
 			}
 		}
@@ -394,7 +394,7 @@ func (a *core) takePlain() (*message, job) {
 			a.pn--
 		}
 		if m.state.CompareAndSwap(stQueued, stTaken) {
-			return m, jobOf(&m.item)
+			return m, m.work()
 		}
 	}
 }
@@ -416,8 +416,8 @@ func (a *core) popPlain(m *message) {
 // resumed process or continuation enters the policy's queue. Called with
 // a.mu held.
 func (a *core) enqueue(m *message) {
-	if !m.item.Resumed {
-		if !m.item.Deadline.IsZero() {
+	if !m.resumed {
+		if !m.deadline.IsZero() {
 			if a.dl == nil {
 				a.dl = runq.New(earlierDeadline, dlIndex)
 			}
@@ -556,7 +556,7 @@ func (a *core) unlink(m *message) {
 // and the deadline index. Called with a.mu held.
 func (a *core) dequeued(m *message) {
 	a.unlink(m)
-	if a.dl != nil && !m.item.Deadline.IsZero() && !m.item.Resumed { // resumed work is in no index: see procSlot
+	if a.dl != nil && !m.deadline.IsZero() && !m.resumed { // resumed work is in no index: see procSlot
 		a.dl.Remove(m)
 	}
 }
@@ -593,7 +593,7 @@ func (a *core) unqueue(m *message) {
 
 func (a *core) qpush(m *message) (perr *PolicyError) {
 	defer recoverPolicy(&perr)
-	a.q.Push(&m.item)
+	a.q.Push(m.item())
 	return nil
 }
 
@@ -611,7 +611,7 @@ func (a *core) qnew() (q policy.Queue, perr *PolicyError) {
 
 func (a *core) qremove(m *message) (ok bool, perr *PolicyError) {
 	defer recoverPolicy(&perr)
-	return a.q.Remove(&m.item), nil
+	return a.q.Remove(m.pi.Load()), nil
 }
 
 func recoverPolicy(perr **PolicyError) {
@@ -716,7 +716,7 @@ func (a *core) popped(it *policy.Item, n int, perr *PolicyError) (*message, job,
 		return nil, nil, nil
 	}
 	j, ok := (*plumb.Ref(unsafe.Pointer(it))).(job)
-	if !ok || j.actor() != a || &j.hdr().item != it {
+	if !ok || j.actor() != a || j.hdr().pi.Load() != it {
 		return nil, nil, "Pop returned an item it was not given"
 	}
 	m := j.hdr()

@@ -423,7 +423,7 @@ func (a *core) quit(p *Proc, first *message) {
 // with a.mu held.
 func (a *core) pick(first *message) (m *message, j job, resume bool) {
 	if first != nil {
-		m, j = first, jobOf(&first.item)
+		m, j = first, first.work()
 	} else {
 		m, j, resume = a.next()
 	}
@@ -530,7 +530,7 @@ func (a *core) giveKeysBack(m *message) {
 //go:noinline
 func (a *core) late(m *message) bool {
 	now := a.sys.now()
-	if now.Before(m.item.Deadline) {
+	if now.Before(m.deadline) {
 		if m.obs != 0 {
 			keepStartReading(a.sys, m, now) // Started reuses it (observe.go)
 		}
@@ -579,7 +579,7 @@ func (a *core) invoke(p *Proc, j job) {
 // that invoke's frame, under every handler, holds one pointer for it.
 func (p *Proc) recoverHandler() {
 	if r := recover(); r != nil {
-		a, j := p.a, jobOf(&p.m.item)
+		a, j := p.a, p.m.work()
 		pe := &PanicError{Value: r, Stack: debug.Stack()}
 		if a.cfg.sup != nil {
 			a.crashed(p, pe)
@@ -657,7 +657,7 @@ func (a *core) abandon(p *Proc) {
 	p.m = nil
 	if err := p.stopping(); err != nil {
 		if m != nil {
-			a.fail(jobOf(&m.item), err)
+			a.fail(m.work(), err)
 		}
 		a.sys.busyDone() // taken by abort, or by suspend on a stopped actor
 		return
@@ -666,7 +666,7 @@ func (a *core) abandon(p *Proc) {
 		a.giveKeysBack(m)
 	}
 	if m != nil {
-		a.fail(jobOf(&m.item), errGoexit)
+		a.fail(m.work(), errGoexit)
 	}
 	if g := a.grp; g != nil {
 		a.mu.Lock()

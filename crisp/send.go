@@ -8,6 +8,7 @@ import (
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/gid"
 	"github.com/crisprt/crisp/internal/plumb"
+	"github.com/crisprt/crisp/policy"
 )
 
 // SendOption sets a property of one message: its deadline, cost, context,
@@ -115,9 +116,17 @@ func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOpt
 	if fn == nil {
 		panic("crisp: Call with a nil handler")
 	}
-	c := &call[S, T]{a: a, fn: fn}
-	setJob(&c.item, c)
-	plumb.SetSourceAt(&c.pr, jobCell(&c.item)) // the job: c, a Source
+	var c *call[S, T]
+	if a.itemized(opts) {
+		cm := &withItem[call[S, T]]{}
+		c = &cm.m
+		c.pi.Store(&cm.it)
+	} else {
+		c = &call[S, T]{}
+	}
+	c.a, c.fn = a, fn
+	c.job = c
+	plumb.SetSourceAt(&c.pr, &c.job) // the job: c, a Source
 	switch {
 	case a.plainSend(opts):
 		a.send(&c.message)
@@ -141,10 +150,17 @@ func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...Sen
 	if fn == nil {
 		panic("crisp: CallNext with a nil handler")
 	}
-	c := &callNext[S, T]{next: fn}
-	c.a = a
-	setJob(&c.item, c)
-	plumb.SetSourceAt(&c.pr, jobCell(&c.item)) // the job: c, a Source by its call
+	var c *callNext[S, T]
+	if a.itemized(opts) {
+		cm := &withItem[callNext[S, T]]{}
+		c = &cm.m
+		c.pi.Store(&cm.it)
+	} else {
+		c = &callNext[S, T]{}
+	}
+	c.a, c.next = a, fn
+	c.job = c
+	plumb.SetSourceAt(&c.pr, &c.job) // the job: c, a Source by its call
 	switch {
 	case a.plainSend(opts):
 		a.send(&c.message)
@@ -168,14 +184,14 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 		panic("crisp: Tell with a nil handler")
 	}
 	var t *tell[S]
-	if a.reuse.Load() != nil {
+	if a.reuse.Load() != nil && len(opts) == 0 {
 		t = a.reuse.Swap(nil)
 	}
 	if t == nil {
-		t = newTell(a)
+		t = newTell(a, opts)
 	}
 	t.fn = fn
-	setJob(&t.item, t)
+	t.job = t
 	switch {
 	case a.plainSend(opts):
 		a.send(&t.message)
@@ -184,6 +200,34 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 	default:
 		a.sendWith(&t.message, opts)
 	}
+}
+
+// withItem is a message M (a tell, call or callNext) with its policy
+// item beside it, in one allocation: a message that will need its item
+// (core.itemized). Others make theirs only if they enter their actor's
+// policy queue.
+type withItem[M any] struct {
+	m  M
+	it policy.Item
+}
+
+// itemized reports whether a message sent to a with opts will need its
+// policy item: it carries a priority, a tag or a name (hasMeta), or a's
+// policy orders every message (plainOK: not EDF or FIFO, or a group).
+// Such a message is made with its item beside it (withItem): one
+// allocation, not two.
+func (a *core) itemized(opts []SendOption) bool {
+	return !a.cfg.plain || a.grp != nil || hasMeta(opts)
+}
+
+// hasMeta reports whether opts set a priority, a tag or a name.
+func hasMeta(opts []SendOption) bool {
+	for _, o := range opts {
+		if k := o.kind; k == optPriority || k == optTag || k == optName {
+			return true
+		}
+	}
+	return false
 }
 
 // plainSend reports whether a message to a with opts is plain: no
@@ -218,7 +262,7 @@ func (a *core) unadorned() bool {
 func (a *core) sendWithin(m *message, d time.Duration) {
 	now := a.sys.now()
 	dl := now.Add(d)
-	m.item.Deadline = dl
+	m.deadline = dl
 	if !now.Before(dl) {
 		m.state.Store(stMissed)
 		a.miss(m, now)
@@ -239,7 +283,7 @@ func (a *core) sendWithin(m *message, d time.Duration) {
 func (a *core) send(m *message) {
 	// What admit does for such a message: no deadline; refused if a
 	// stopped or drains.
-	m.item.Deadline = time.Time{}
+	m.deadline = time.Time{}
 	if a.flags.Load()&(fStopped|fDraining) != 0 {
 		a.refuseStopped(m)
 		return
@@ -288,7 +332,7 @@ func (a *core) sendWith(m *message, opts []SendOption) {
 //go:noinline
 func (a *core) refuseStopped(m *message) {
 	if m.state.CompareAndSwap(stQueued, stStopped) {
-		a.refuse(m, jobOf(&m.item), ErrStopped)
+		a.refuse(m, m.work(), ErrStopped)
 	}
 }
 
@@ -367,11 +411,11 @@ func (o *sendOpts) read(m *message, opts []SendOption) {
 		case optContext:
 			o.ctx, _ = opt.v.(context.Context)
 		case optPriority:
-			m.item.Priority = int(opt.n)
+			m.meta().Priority = int(opt.n)
 		case optTag:
-			m.item.Tag = opt.v
+			m.meta().Tag = opt.v
 		case optName:
-			m.item.Name = opt.s
+			m.meta().Name = opt.s
 		case optKey:
 			if m.ext == nil || m.ext.keys == nil {
 				m.setKeys(opts) // all keys at once, on the first
@@ -388,7 +432,7 @@ func (o *sendOpts) read(m *message, opts []SendOption) {
 // context has ended, its deadline has passed, or a has stopped. It
 // reports whether m may be queued.
 func (a *core) admit(m *message, o *sendOpts) bool {
-	j := jobOf(&m.item)
+	j := m.work()
 	o.dl = o.by
 	if o.hasWithin {
 		o.dl = deadline.Earliest(o.dl, o.now.Add(o.within))
@@ -408,7 +452,7 @@ func (a *core) admit(m *message, o *sendOpts) bool {
 		m.setFinish(o.dl)
 		o.dl = o.dl.Add(-o.cost)
 	}
-	m.item.Deadline = o.dl
+	m.deadline = o.dl
 	if a.sys.obs != nil {
 		a.sent(m, j, o)
 	}
@@ -484,7 +528,7 @@ func (a *core) cancel(m *message) {
 	if !m.state.CompareAndSwap(stQueued, stCancelled) {
 		return
 	}
-	a.report(jobOf(&m.item), m.ext.ctx.Err())
+	a.report(m.work(), m.ext.ctx.Err())
 	a.mu.Lock()
 	a.unqueue(m)
 	ready := a.unblocked()

@@ -34,10 +34,10 @@ func (s *System) key(t time.Time) int64 { return int64(t.Sub(s.epoch)) }
 // earlierDeadline orders the deadline index: earliest deadline first,
 // then arrival.
 func earlierDeadline(x, y *message) bool {
-	if c := x.item.Deadline.Compare(y.item.Deadline); c != 0 {
+	if c := x.deadline.Compare(y.deadline); c != 0 {
 		return c < 0
 	}
-	return x.item.Seq < y.item.Seq
+	return x.seq < y.seq
 }
 
 // keysInUse reports whether messages of the actor name keys: some may
@@ -109,10 +109,10 @@ func (a *core) watchQueued() {
 func (a *core) firstDeadline() time.Time {
 	var first time.Time
 	if a.phead != nil {
-		first = a.phead.item.Deadline
+		first = a.phead.deadline
 	}
 	if a.dl != nil && a.dl.Len() > 0 {
-		if d := a.dl.Peek().item.Deadline; first.IsZero() || d.Before(first) {
+		if d := a.dl.Peek().deadline; first.IsZero() || d.Before(first) {
 			first = d
 		}
 	}
@@ -170,7 +170,7 @@ func (a *core) expireDue(now time.Time) {
 	// The plain messages with a deadline come first among them, earliest
 	// first (placePlain): the due ones are a prefix. Those spilled from
 	// them wait in the deadline index, below.
-	for m := a.phead; m != nil && !m.item.Deadline.IsZero() && !now.Before(m.item.Deadline); m = a.phead {
+	for m := a.phead; m != nil && !m.deadline.IsZero() && !now.Before(m.deadline); m = a.phead {
 		a.popPlain(m)
 		if m.state.CompareAndSwap(stQueued, stMissed) {
 			a.addFailure(failure{m: m, at: now})
@@ -178,7 +178,7 @@ func (a *core) expireDue(now time.Time) {
 	}
 	for a.dl != nil && a.dl.Len() > 0 {
 		m := a.dl.Peek()
-		if now.Before(m.item.Deadline) {
+		if now.Before(m.deadline) {
 			return
 		}
 		a.dl.Pop()
