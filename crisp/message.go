@@ -385,14 +385,9 @@ func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
 			return t
 		}
 	}
-	if a.itemized(opts) {
-		tm := &withItem[tell[S]]{}
-		t := &tm.m
-		t.a = a
-		t.pi.Store(&tm.it)
-		return t
-	}
-	return &tell[S]{a: a}
+	t := newMessage[tell[S]](a.itemized(opts))
+	t.a = a
+	return t
 }
 
 // recycle clears the message and keeps it in the actor's reuse slot,

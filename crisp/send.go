@@ -116,14 +116,7 @@ func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOpt
 	if fn == nil {
 		panic("crisp: Call with a nil handler")
 	}
-	var c *call[S, T]
-	if a.itemized(opts) {
-		cm := &withItem[call[S, T]]{}
-		c = &cm.m
-		c.pi.Store(&cm.it)
-	} else {
-		c = &call[S, T]{}
-	}
+	c := newMessage[call[S, T]](a.itemized(opts))
 	c.a, c.fn = a, fn
 	c.job = c
 	plumb.SetSourceAt(&c.pr, &c.job) // the job: c, a Source
@@ -150,14 +143,7 @@ func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...Sen
 	if fn == nil {
 		panic("crisp: CallNext with a nil handler")
 	}
-	var c *callNext[S, T]
-	if a.itemized(opts) {
-		cm := &withItem[callNext[S, T]]{}
-		c = &cm.m
-		c.pi.Store(&cm.it)
-	} else {
-		c = &callNext[S, T]{}
-	}
+	c := newMessage[callNext[S, T]](a.itemized(opts))
 	c.a, c.next = a, fn
 	c.job = c
 	plumb.SetSourceAt(&c.pr, &c.job) // the job: c, a Source by its call
@@ -209,6 +195,20 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 type withItem[M any] struct {
 	m  M
 	it policy.Item
+}
+
+// newMessage returns a new message M (a tell, call or callNext), with
+// its policy item beside it if itemized.
+func newMessage[M any, P interface {
+	*M
+	hdr() *message
+}](itemized bool) P {
+	if itemized {
+		w := &withItem[M]{}
+		P(&w.m).hdr().pi.Store(&w.it)
+		return &w.m
+	}
+	return new(M)
 }
 
 // itemized reports whether a message sent to a with opts will need its
