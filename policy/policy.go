@@ -68,8 +68,8 @@ type Item struct {
 
 	// index is the item's position in the Heap holding it (see Heap),
 	// meaningless when in none. An int32 placed here fills Resumed's
-	// padding: crisp's messages embed an Item, and each word decides
-	// their size class (issue 13).
+	// padding: crisp makes an Item for each message that enters a
+	// policy's queue, and each word counts (issue 13).
 	index int32
 
 	ref any // the runtime's reference to the work the item stands for (see internal/plumb)
