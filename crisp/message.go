@@ -121,18 +121,14 @@ func (m *message) work() job { return m.job.(job) }
 // resumed, and its job. Called with the actor's mu held, before m
 // enters the policy's queue.
 func (m *message) item() *policy.Item {
-	it := m.pi.Load()
-	if it == nil {
-		it = new(policy.Item)
-		m.pi.Store(it)
-	}
+	it := m.meta()
 	it.Deadline, it.Seq, it.Resumed = m.deadline, m.seq, m.resumed
 	setJob(it, m.work())
 	return it
 }
 
-// meta returns m's policy item for setting its priority, tag or name at
-// send, made if m has none yet.
+// meta returns m's policy item, made if m has none yet: for setting its
+// priority, tag or name at send, and for item.
 func (m *message) meta() *policy.Item {
 	it := m.pi.Load()
 	if it == nil {
@@ -364,12 +360,13 @@ type tellMem struct {
 	a, fn unsafe.Pointer
 }
 
-// newTell returns a message for a Tell to a with opts, when the actor's
-// reuse slot had none for a send without options: the actor's (for a
-// send with options) or the processor's spare (spareTells) if there is
-// one, else a new one, with its policy item beside it if the message
-// will need one (core.itemized). A reused message may come with an
-// item, or make one when it needs it.
+// newTell returns a message for a Tell to a with opts when Tell's own
+// look at the actor's reuse slot found none: the slot's message (Tell
+// looks there itself only for a send without options), else the
+// processor's spare (spareTells), else a new one, with its policy item
+// beside it if the message will need one (core.itemized). A reused
+// message may bring the item kept from its last use, or make one when
+// it needs it.
 //
 //go:noinline
 func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
