@@ -382,7 +382,12 @@ func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
 			return t
 		}
 	}
-	t := newMessage[tell[S]](a.itemized(opts))
+	var t *tell[S]
+	if a.itemized(opts) {
+		t = newWithItem[tell[S]]()
+	} else {
+		t = &tell[S]{}
+	}
 	t.a = a
 	return t
 }

@@ -116,7 +116,12 @@ func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOpt
 	if fn == nil {
 		panic("crisp: Call with a nil handler")
 	}
-	c := newMessage[call[S, T]](a.itemized(opts))
+	var c *call[S, T]
+	if a.itemized(opts) {
+		c = newWithItem[call[S, T]]()
+	} else {
+		c = &call[S, T]{}
+	}
 	c.a, c.fn = a, fn
 	c.job = c
 	plumb.SetSourceAt(&c.pr, &c.job) // the job: c, a Source
@@ -143,7 +148,12 @@ func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...Sen
 	if fn == nil {
 		panic("crisp: CallNext with a nil handler")
 	}
-	c := newMessage[callNext[S, T]](a.itemized(opts))
+	var c *callNext[S, T]
+	if a.itemized(opts) {
+		c = newWithItem[callNext[S, T]]()
+	} else {
+		c = &callNext[S, T]{}
+	}
 	c.a, c.next = a, fn
 	c.job = c
 	plumb.SetSourceAt(&c.pr, &c.job) // the job: c, a Source by its call
@@ -197,18 +207,17 @@ type withItem[M any] struct {
 	it policy.Item
 }
 
-// newMessage returns a new message M (a tell, call or callNext), with
-// its policy item beside it if itemized.
-func newMessage[M any, P interface {
+// newWithItem returns a new message M (a tell, call or callNext) with
+// its policy item beside it (withItem). A message that needs no item
+// is made where it is sent, one frame higher: a handler's sends run on
+// its runner's small stack (see stack_internal_test.go).
+func newWithItem[M any, P interface {
 	*M
 	hdr() *message
-}](itemized bool) P {
-	if itemized {
-		w := &withItem[M]{}
-		P(&w.m).hdr().pi.Store(&w.it)
-		return &w.m
-	}
-	return new(M)
+}]() P {
+	w := &withItem[M]{}
+	P(&w.m).hdr().pi.Store(&w.it)
+	return &w.m
 }
 
 // itemized reports whether a message sent to a with opts will need its
