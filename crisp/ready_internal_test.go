@@ -144,8 +144,15 @@ func TestARunnerYieldsOnceAfterTheWatchdogFailedMessages(t *testing.T) {
 	}()
 	assert.Equal(t, seen, a.between(1, true, seen), "nothing was expired")
 	assert.False(t, ran.Load(), "the runner yielded with no pass to answer")
-	assert.Equal(t, seen, a.between(2, true, seen-1), "the runner must now have seen the latest pass")
-	assert.True(t, ran.Load(), "the runner did not yield to the woken caller after a pass")
+	// One schedule in 61 Go runs a goroutine that yielded again at once
+	// (it looks at the global run queue first), before the woken caller:
+	// three tries.
+	e := a.between(2, true, seen-1)
+	for try := 1; !ran.Load(); try++ {
+		require.Less(t, try, 3, "the runner did not yield to the woken caller after a pass, in three tries")
+		e = a.between(2, true, seen-1)
+	}
+	assert.Equal(t, seen, e, "the runner must now have seen the latest pass")
 
 	// With no crisp goroutine waiting, a pass is no reason to yield. The
 	// count is the process's: a goroutine of an earlier test may still
