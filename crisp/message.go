@@ -360,21 +360,14 @@ type tellMem struct {
 	a, fn unsafe.Pointer
 }
 
-// newTell returns a message for a Tell to a with opts when Tell's own
-// look at the actor's reuse slot found none: the slot's message (Tell
-// looks there itself only for a send without options), else the
-// processor's spare (spareTells), else a new one, with its policy item
-// beside it if the message will need one (core.itemized). A reused
-// message may bring the item kept from its last use, or make one when
-// it needs it.
+// newTell returns a message for a Tell to a with opts when the actor's
+// reuse slot had none: the processor's spare (spareTells) if it has one,
+// else a new one, with its policy item beside it if the message will
+// need one (core.itemized). A reused message may bring the item kept
+// from its last use, or make one when it needs it.
 //
 //go:noinline
 func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
-	if len(opts) > 0 && a.reuse.Load() != nil {
-		if t := a.reuse.Swap(nil); t != nil {
-			return t
-		}
-	}
 	if s := spareTell(); s.Load() != nil {
 		if x := s.Swap(nil); x != nil {
 			t := (*tell[S])(unsafe.Pointer(x))

@@ -180,7 +180,7 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 		panic("crisp: Tell with a nil handler")
 	}
 	var t *tell[S]
-	if a.reuse.Load() != nil && len(opts) == 0 {
+	if a.reuse.Load() != nil {
 		t = a.reuse.Swap(nil)
 	}
 	if t == nil {
