@@ -119,10 +119,10 @@ func Call[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOpt
 	var c *call[S, T]
 	if a.itemized(opts) {
 		c = newWithItem[call[S, T]]()
+		c.a, c.fn = a, fn
 	} else {
-		c = &call[S, T]{}
+		c = &call[S, T]{a: a, fn: fn} // set in the literal: see newTell
 	}
-	c.a, c.fn = a, fn
 	c.job = c
 	plumb.SetSourceAt(&c.pr, &c.job) // the job: c, a Source
 	switch {
@@ -151,10 +151,10 @@ func CallNext[S, T any](to Ref[S], fn func(p *Proc, s S) Next[S, T], opts ...Sen
 	var c *callNext[S, T]
 	if a.itemized(opts) {
 		c = newWithItem[callNext[S, T]]()
+		c.a, c.next = a, fn
 	} else {
-		c = &callNext[S, T]{}
+		c = &callNext[S, T]{call: call[S, T]{a: a}, next: fn} // set in the literal: see newTell
 	}
-	c.a, c.next = a, fn
 	c.job = c
 	plumb.SetSourceAt(&c.pr, &c.job) // the job: c, a Source by its call
 	switch {
