@@ -110,9 +110,6 @@ func (x *msgExt) releaseCtx() {
 // (internal/plumb), set by item.
 func jobOf(it *policy.Item) job { return (*plumb.Ref(unsafe.Pointer(it))).(job) }
 
-// setJob makes j the runtime reference of it.
-func setJob(it *policy.Item, j job) { *plumb.Ref(unsafe.Pointer(it)) = j }
-
 // work returns m's job.
 func (m *message) work() job { return m.job.(job) }
 
@@ -123,7 +120,7 @@ func (m *message) work() job { return m.job.(job) }
 func (m *message) item() *policy.Item {
 	it := m.meta()
 	it.Deadline, it.Seq, it.Resumed = m.deadline, m.seq, m.resumed
-	setJob(it, m.work())
+	*plumb.Ref(unsafe.Pointer(it)) = m.job // the job as it is: no assertion to job and back
 	return it
 }
 

@@ -262,7 +262,7 @@ func (a *core) unadorned() bool {
 }
 
 // sendWithin queues m, a message whose one option is Within(d)
-// (withinOnly) and whose item holds its job (setJob), on a, or fails it
+// (withinOnly) and whose job is set (message.job), on a, or fails it
 // at once: what sendWith and admit do for it, without gathering options
 // that are not there. The bench's crisp+dl sends every message so: with
 // this path its time over crisp's went, in the quick suite (Intel Xeon,
@@ -286,9 +286,9 @@ func (a *core) sendWithin(m *message, d time.Duration) {
 	}
 }
 
-// send queues a plain message (plainSend) m, whose item holds its job
-// (setJob), on a, or fails it at once. Its frame is small: it holds no
-// sendOpts.
+// send queues a plain message (plainSend) m, whose job is set
+// (message.job), on a, or fails it at once. Its frame is small: it holds
+// no sendOpts.
 func (a *core) send(m *message) {
 	// What admit does for such a message: no deadline; refused if a
 	// stopped or drains.
@@ -313,7 +313,7 @@ func (a *core) send(m *message) {
 	}
 }
 
-// sendWith applies opts to m, whose item holds its job (setJob), and
+// sendWith applies opts to m, whose job is set (message.job), and
 // queues it on a, or fails it at once: send for any message that is not
 // plain (plainSend).
 func (a *core) sendWith(m *message, opts []SendOption) {
