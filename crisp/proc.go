@@ -2,10 +2,10 @@ package crisp
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/internal/park"
 	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/internal/watchdog"
 )
@@ -23,14 +23,11 @@ type Proc struct {
 	gw *groupWorker // the worker a group's runner serves (group.go); nil on a single actor's
 
 	// wake parks the goroutine until the actor is handed back (or
-	// x.stopErr is set, or a Sleep ends): a count of one, set by
-	// expectSignal before anyone may signal. A WaitGroup, not a channel:
-	// the goroutine waits on it all the same (a synctest bubble counts
-	// the wait as durable), without a 96-byte channel per goroutine,
-	// which took a suspended Await past 3 KB (3,127 bytes). The price:
-	// the runtime's semaphore wakes a goroutine more slowly than a
-	// channel's hand-off (ABS Listing 1 with Await about 5-10% slower).
-	wake     sync.WaitGroup
+	// x.stopErr is set, or a Sleep ends), made ready by expectSignal
+	// before anyone may signal. One word, where a channel took a
+	// suspended Await past 3 KB (3,127 bytes), and no record per waiter,
+	// which a channel or WaitGroup allocates (package park).
+	wake     park.Spot
 	x        *procExtra // rarer state; nil until used
 	epoch    uint32     // number of the current (or last) suspension. Guarded by a.mu.
 	serve    bool       // a spare runner is woken to serve, not dismissed. Set under a.mu.
@@ -47,13 +44,13 @@ const procSize = 64
 // expectSignal makes the next signal the one waitSignal waits for. It
 // comes before anyone can signal: under a.mu, before the goroutine is
 // published as suspended, sleeping or spare.
-func (p *Proc) expectSignal() { p.wake.Add(1) }
+func (p *Proc) expectSignal() { p.wake.Expect() }
 
 // signal wakes p's goroutine, parked in waitSignal (or about to park).
 // Until it runs, it counts as ready: runners with a backlog yield to it.
 func (p *Proc) signal() {
 	ready.Add(1)
-	p.wake.Done()
+	p.wake.Signal()
 }
 
 // waitSignal parks p's goroutine until signal.
