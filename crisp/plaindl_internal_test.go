@@ -135,3 +135,59 @@ func TestDeadlinesInOrderQueueAsPlainMessages(t *testing.T) {
 		})
 	}
 }
+
+// An actor keeps its coopState once a process of it has suspended, or
+// once it has lifecycle state (someone waits for its end, it has hooks
+// or a supervisor). Its messages are plain all the same while its list
+// is empty; they are listed while a process is suspended (the policy
+// weighs the process, when it resumes, with them) or a condition waits.
+func TestAnActorWithCoopStateQueuesPlainMessagesOnceItsListIsEmpty(t *testing.T) {
+	pending := future.NewPromise[int](nil)
+	defer pending.Resolve(0, nil)
+	for _, c := range []struct {
+		name   string
+		before func(p *Proc, a *Actor[int]) // in a first handler
+		plain  bool
+	}{
+		{"someone waits for its end", func(_ *Proc, a *Actor[int]) { _ = a.Done() }, true},
+		{"a process suspended and resumed", func(p *Proc, _ *Actor[int]) { p.Suspend() }, true},
+		{"a process is suspended", func(p *Proc, _ *Actor[int]) {
+			if _, err := Await(p, pending.Future()); err != nil {
+				panic(err)
+			}
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sys := NewSystem(WithClock(clock.NewMock()), WithLogger(discard()))
+			defer sys.Shutdown(context.Background())
+			a := Spawn(sys, 0)
+			Tell(a, func(p *Proc, _ int) { c.before(p, a) })
+			require.NoError(t, sys.WaitIdle(context.Background()))
+			a.core.mu.Lock()
+			hasCoop := a.core.coop != nil
+			a.core.mu.Unlock()
+			require.True(t, hasCoop, "the first handler left the actor no coopState")
+
+			release, held := make(chan struct{}), make(chan struct{})
+			Tell(a, func(*Proc, int) { close(held); <-release })
+			<-held
+			const n = 5
+			for range n {
+				Tell(a, func(*Proc, int) {})
+			}
+			a.core.mu.Lock()
+			a.core.drain()
+			plain, listed := int(a.core.pn), int(a.core.queued)
+			a.core.mu.Unlock()
+			close(release)
+			if c.plain {
+				require.Equal(t, n, plain, "plain")
+				require.Zero(t, listed, "listed")
+			} else {
+				require.Zero(t, plain, "plain")
+				require.Equal(t, n, listed, "listed")
+			}
+			require.NoError(t, sys.WaitIdle(context.Background()))
+		})
+	}
+}

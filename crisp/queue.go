@@ -276,10 +276,13 @@ func (a *core) drainList(h *message) {
 // after every message with one (EDF, FIFO), and the actor holds nothing
 // else: no list (nothing queued, suspended or ready), no conditions or
 // keys, and it is not a group. Folding the plain messages into the list
-// when anything else arrives keeps the policy's order. Called with a.mu
-// held.
+// when anything else arrives keeps the policy's order. An actor that
+// has suspended processes before, or has hooks, keeps its coopState,
+// but once its list is empty its messages are plain again. Called with
+// a.mu held.
 func (a *core) plainOK(m *message) bool {
-	return a.cfg.plain && m.ext == nil && !m.resumed && a.qhead == nil && a.coop == nil && a.grp == nil
+	return a.cfg.plain && m.ext == nil && !m.resumed && a.qhead == nil && a.grp == nil &&
+		(a.coop == nil || len(a.coop.conds) == 0 && len(a.coop.keys) == 0)
 }
 
 // placePlain adds m, which plainOK accepts, to the plain messages, and
