@@ -31,8 +31,9 @@
 //
 // All methods are safe for concurrent use. A future owns no goroutine and
 // no timer: an unresolved future is one small struct, and waiting on it
-// allocates a channel only when the result is not there after a few
-// scheduler yields. Resolving costs two atomic operations plus waking
+// allocates only when the result is not there after a few scheduler
+// yields (48 bytes for Get; a channel for GetWithin, GetContext and
+// Done). Resolving costs two atomic operations plus waking
 // whoever waits; with an error, one more and a 32-byte allocation. A
 // Future[T] is two words and a T. Futures are normally made by
 // crisp.Call; [NewPromise] makes one for code outside the runtime to
@@ -52,6 +53,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/crisprt/crisp/internal/park"
 	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/internal/ready"
 )
@@ -107,15 +109,16 @@ type soonSource interface {
 }
 
 // node is one entry of a future's waiter list: a channel to close, for
-// the goroutines blocked in Get, GetWithin and GetContext and for Done,
-// or a callback of the runtime's. One interface holds either, so that a
-// node is 32 bytes: a channel, a func and the runtime's own wakers
-// (crisp's suspended processes and continuations) are all pointers, which
-// an interface holds without allocating.
+// the goroutines blocked in GetWithin and GetContext and for Done; a
+// goroutine blocked in Get (a getWaiter, which holds its node); or a
+// callback of the runtime's. One interface holds any of them, so that a
+// node is 32 bytes: a channel, a func, a getWaiter and the runtime's own
+// wakers (crisp's suspended processes and continuations) are all
+// pointers, which an interface holds without allocating.
 type node struct {
 	next *node
-	w    plumb.Waker // a chanWaker, a funcWaker (plumb.OnResolve) or the runtime's (plumb.OnResolveWaker)
-	// parked counts the goroutines blocked on the node's channel in Get,
+	w    plumb.Waker // a chanWaker, a *getWaiter, a funcWaker (plumb.OnResolve) or the runtime's (plumb.OnResolveWaker)
+	// parked counts the goroutines blocked on the node's channel in
 	// GetWithin or GetContext (enter, leave), until the resolver takes
 	// the count (leaving it negative) to count them as ready (package
 	// ready) before it closes the channel.
@@ -242,12 +245,34 @@ func (f *Future[T]) Get() (T, error) {
 	return f.val, f.failed()
 }
 
-// park blocks until the future is resolved. The resolver counts the
-// parked goroutine as ready, so that runners with a backlog yield to it.
+// park blocks until the future is resolved. Get's waiter parks on a
+// spot of its own (package park), not on a channel: no channel to make,
+// and no record per waiter for the runtime to allocate. The resolver
+// counts it as ready, so that runners with a backlog yield to it.
 func (f *Future[T]) park() {
-	n, counted := f.enter()
-	<-n.ch()
-	n.leave(counted, true)
+	w := &getWaiter{}
+	w.n.w = w
+	w.spot.Expect()
+	if !f.add(&w.n) {
+		return
+	}
+	w.spot.Wait()
+	ready.Done()
+}
+
+// getWaiter is a goroutine blocked in Get: its node in the waiter list,
+// and the spot it waits on (48 bytes in all; a channel's node was 32
+// and the channel 96).
+type getWaiter struct {
+	n    node
+	spot park.Spot
+}
+
+// Wake counts the waiter as ready and wakes it. wake calls it with the
+// channels, before any callback.
+func (w *getWaiter) Wake() {
+	ready.Add(1)
+	w.spot.Signal()
 }
 
 // enter registers the calling goroutine as about to block on the
@@ -402,7 +427,12 @@ func (f *Future[T]) waiter() *node {
 // waiting process ready the moment its future resolves, without a
 // goroutine parked per wait.
 func (f *Future[T]) onResolve(w plumb.Waker) bool {
-	n := &node{w: w}
+	return f.add(&node{w: w})
+}
+
+// add pushes n on the waiter list and reports true, or reports false
+// once the future is resolved.
+func (f *Future[T]) add(n *node) bool {
 	for {
 		h := f.w.Load()
 		switch h {
@@ -500,11 +530,14 @@ func wake(h *node) {
 		ns = append(ns, n)
 	}
 	for _, n := range ns {
-		if c := n.ch(); c != nil {
+		switch w := n.w.(type) {
+		case chanWaker:
 			if k := n.parked.Swap(math.MinInt32); k > 0 {
 				ready.Add(int(k))
 			}
-			close(c)
+			close(w)
+		case *getWaiter:
+			w.Wake()
 		}
 	}
 	var first any
@@ -531,7 +564,9 @@ func callFrom(ns []*node, i int, first any) (next int, panicked any) {
 		}
 	}()
 	for ; i >= 0; i-- {
-		if _, closedAlready := ns[i].w.(chanWaker); !closedAlready {
+		switch ns[i].w.(type) {
+		case chanWaker, *getWaiter: // woken already
+		default:
 			ns[i].w.Wake()
 		}
 	}
