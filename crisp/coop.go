@@ -152,7 +152,7 @@ type procTimer Proc
 func (t *procTimer) Expire(time.Time) {
 	p := (*Proc)(t)
 	a := p.a
-	a.mu.Lock()
+	a.lockCounted()
 	if p.x.sleeping {
 		p.x.sleeping, p.x.timed = false, false
 		a.sys.busy.Add(1) // busy again before the wake, so WaitIdle cannot slip between
@@ -426,7 +426,7 @@ func (p *Proc) resumed() {
 // is ignored. timedOut says the winner is an AwaitWithin's timeout. If
 // the actor is idle and nothing else is ready, m takes the actor at once.
 func (a *core) resume(m *message, epoch uint32, timedOut bool) {
-	a.mu.Lock()
+	a.lockCounted()
 	p := a.procOf(m)
 	if epoch != 0 && (p == nil || p.epoch != epoch) {
 		a.mu.Unlock()

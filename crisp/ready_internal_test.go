@@ -184,14 +184,14 @@ func TestTheWatchdogCountsAsReadyWhileAnActorsLockKeepsIt(t *testing.T) {
 	a := &Spawn(sys, 0).core
 	require.Zero(t, ready.N(), "crisp goroutines of another test are still waiting")
 
-	a.lockForWatchdog() // free: taken at once, nothing counted
+	a.lockCounted() // free: taken at once, nothing counted
 	require.Zero(t, ready.N(), "the watchdog counted itself as ready for a lock it took at once")
 	a.mu.Unlock()
 
 	a.mu.Lock() // a runner between messages
 	locked := make(chan struct{})
 	go func() {
-		a.lockForWatchdog()
+		a.lockCounted()
 		close(locked)
 		a.mu.Unlock()
 	}()

@@ -135,7 +135,7 @@ func (t *watchTarget) Expire(now time.Time) { (*core)(t).expire(now) }
 // while the actor may be busy with something else, and re-arms the
 // entry for the next deadline if a handler still runs.
 func (a *core) expire(now time.Time) {
-	a.lockForWatchdog()
+	a.lockCounted()
 	a.wdKey.Store(noWatch)
 	a.drain()
 	a.expireDue(now)
@@ -149,18 +149,19 @@ func (a *core) expire(now time.Time) {
 	}
 }
 
-// lockForWatchdog takes a.mu for the watchdog's goroutine. The actor's
-// runner holds it between messages, briefly, but a Lock that finds it
-// held parks the watchdog, and the runner's Unlock makes it runnable on
-// the runner's own processor, where nothing counted it as ready: the
-// runners, seeing no crisp goroutine wait, went on with their backlogs
-// until Go preempted them, and the watchdog, pushed down that
-// processor's queue, waited behind several of them (a runtime trace of
-// the busy lag cell, ten actors, one pending deadline: 13-37 ms runnable
-// after the Unlock, in the 5 of 12 runs that stalled). Counted as ready
-// from before the Lock until it has the lock, it makes runners with a
-// backlog yield within yieldEvery messages.
-func (a *core) lockForWatchdog() {
+// lockCounted takes a.mu for a goroutine other than the actor's runner:
+// the watchdog's (a pass, a timeout), or one resuming a process. The
+// runner holds the lock between messages, briefly, but a Lock that
+// finds it held parks the caller, and the runner's Unlock makes it
+// runnable on the runner's own processor, where nothing counted it as
+// ready: the runners, seeing no crisp goroutine wait, went on with
+// their backlogs until Go preempted them, and the caller, pushed down
+// that processor's queue, waited behind several of them (a runtime trace
+// of the busy lag cell, ten actors, one pending deadline: the watchdog
+// 13-37 ms runnable after the Unlock, in the 5 of 12 runs that
+// stalled). Counted as ready from before the Lock until it has the lock,
+// it makes runners with a backlog yield within yieldEvery messages.
+func (a *core) lockCounted() {
 	if a.mu.TryLock() {
 		return
 	}
