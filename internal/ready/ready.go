@@ -1,6 +1,9 @@
 // Package ready counts crisp's goroutines that have been made runnable
 // and have not yet started running: new runners, processes handed their
-// actor back, spare runners called in, and callers woken in Future.Get.
+// actor back, spare runners called in, and callers woken in Future.Get;
+// and those about to be: the watchdog, or a goroutine resuming a
+// process, waiting for an actor's lock that its runner holds between
+// messages (its Unlock makes them runnable on the runner's processor).
 //
 // A runner with a backlog yields the processor now and then so that
 // such goroutines get one. Yielding when none waits only helps other
