@@ -102,13 +102,21 @@ func BenchmarkRoundTrip(b *testing.B) {
 // per message. The baseline is a buffered channel drained by one
 // goroutine.
 func BenchmarkOneWay(b *testing.B) {
-	const senders = 4
-	split := func(n int) []int {
-		per := make([]int, senders)
-		for i := range n {
-			per[i%senders]++
+	// fanOut starts the timer and has four goroutines call each with
+	// their share of b.N, and returns once all have.
+	fanOut := func(b *testing.B, each func(n int)) {
+		const senders = 4
+		b.ReportAllocs()
+		b.ResetTimer()
+		var wg sync.WaitGroup
+		for i := range senders {
+			n := b.N / senders
+			if i < b.N%senders {
+				n++
+			}
+			wg.Go(func() { each(n) })
 		}
-		return per
+		wg.Wait()
 	}
 	b.Run("raw buffered channel", func(b *testing.B) {
 		ch := make(chan int, 1024)
@@ -120,19 +128,11 @@ func BenchmarkOneWay(b *testing.B) {
 			}
 			done <- n
 		}()
-		b.ReportAllocs()
-		b.ResetTimer()
-		var wg sync.WaitGroup
-		for _, n := range split(b.N) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range n {
-					ch <- i
-				}
-			}()
-		}
-		wg.Wait()
+		fanOut(b, func(n int) {
+			for i := range n {
+				ch <- i
+			}
+		})
 		close(ch)
 		if got := <-done; got != b.N {
 			b.Fatalf("received %d of %d", got, b.N)
@@ -140,19 +140,11 @@ func BenchmarkOneWay(b *testing.B) {
 	})
 	tells := func(b *testing.B, a *crisp.Actor[*counter], opts ...crisp.SendOption) {
 		add := func(_ *crisp.Proc, c *counter) { c.n++ }
-		b.ReportAllocs()
-		b.ResetTimer()
-		var wg sync.WaitGroup
-		for _, n := range split(b.N) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range n {
-					crisp.Tell(a, add, opts...)
-				}
-			}()
-		}
-		wg.Wait()
+		fanOut(b, func(n int) {
+			for range n {
+				crisp.Tell(a, add, opts...)
+			}
+		})
 		// Sent last without a deadline, this runs after every Tell.
 		got, _ := crisp.Call(a, func(_ *crisp.Proc, c *counter) (int, error) { return c.n, nil }).Get()
 		if got != b.N {
