@@ -108,8 +108,9 @@ func TestTheBubbleSeesAParkedGoroutineAsDurablyBlocked(t *testing.T) {
 	})
 }
 
-// A wait allocates nothing: no record per waiter (a channel's or a
-// WaitGroup's sudog comes from a cache the collector empties).
+// Expect, Signal and Wait allocate nothing. (When it parks, a Spot's
+// waiter takes no sudog either, which a channel's or a WaitGroup's does;
+// TestAWaitKeepsTheStackItHas shows what that cost.)
 func TestAWaitAllocatesNothing(t *testing.T) {
 	var s Spot
 	allocs := testing.AllocsPerRun(100, func() {

@@ -63,9 +63,9 @@ func TestAWaitKeepsTheStackItHas(t *testing.T) {
 
 // waitDepth is how deep, in bytes below its first frame, a goroutine
 // waits in TestAWaitKeepsTheStackItHas. On go1.26/amd64 a WaitGroup's
-// wait grows the stack of 3% of them from 300 bytes deep, of all from
-// 700; a Spot's of none up to 900 (from 1,000, deeper's own frames reach
-// the limit).
+// wait grew the stacks of 1.5% of them 300 bytes deep, 3% at 500 and
+// all at 700; a Spot's of none up to 900 (from 1,000, deeper's own
+// frames reach the limit).
 const waitDepth = 800
 
 // movedWaiting starts n goroutines that each wait waitDepth bytes deep
