@@ -2,6 +2,7 @@ package crisp
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -108,4 +109,60 @@ func TestWhichMessagesHaveTheirItemFromTheirSend(t *testing.T) {
 	assert.True(t, b.itemized([]SendOption{MessageName("x")}))
 	assert.True(t, b.itemized([]SendOption{Within(time.Second), Tag(1)}))
 	assert.False(t, b.itemized([]SendOption{Within(time.Second)}))
+}
+
+// A message listed because its actor holds other work (here a
+// suspended process) has its policy item made when it enters the
+// queue; once popped the item goes back to the processor's spare, and
+// the next such message takes it. A message sent with a priority keeps
+// its item, made with it at send. On one processor, so that the spare is
+// the one slot all use.
+func TestAListedMessagesItemGoesBackOncePopped(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sys := NewSystem(WithLogger(discard()))
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := Spawn(sys, 0)
+	pending := future.NewPromise[int](nil)
+	Tell(a, func(p *Proc, _ int) { _, _ = Await(p, pending.Future()) })
+	require.NoError(t, sys.WaitIdle(context.Background()))
+
+	type seen struct {
+		pi   *policy.Item
+		prio int
+	}
+	got := make(chan seen, 2)
+	look := func(p *Proc, _ int) { got <- seen{p.m.pi.Load(), p.Priority()} }
+	// Two messages sent while a handler holds the actor reach the queue
+	// together (one alone would be taken without it).
+	twoListed := func(opts ...SendOption) [2]seen {
+		release := make(chan struct{})
+		Tell(a, func(*Proc, int) { <-release })
+		Tell(a, look, opts...)
+		Tell(a, look, opts...)
+		close(release)
+		return [2]seen{<-got, <-got}
+	}
+
+	spareItems[0].it.Store(nil)
+	for _, s := range twoListed() {
+		assert.Nil(t, s.pi, "a listed message still has its item while it runs")
+	}
+	require.NotNil(t, spareItems[0].it.Load(), "no popped message's item became the spare")
+
+	for _, s := range twoListed(Priority(3)) {
+		require.NotNil(t, s.pi, "a message sent with a priority lost its item")
+		assert.Equal(t, 3, s.prio)
+	}
+
+	// A spare marked with an arrival number no message has: the first
+	// listed message takes it (item sets its fields) and, popped first,
+	// gives it back (giveItemBack clears them).
+	marker := &policy.Item{Seq: 1 << 62}
+	spareItems[0].it.Store(marker)
+	twoListed()
+	assert.Zero(t, marker.Seq, "the next listed message did not take the spare")
+	assert.Same(t, marker, spareItems[0].it.Load(), "the message that took the spare did not give it back")
+
+	pending.Resolve(1, nil)
+	require.NoError(t, sys.WaitIdle(context.Background()))
 }

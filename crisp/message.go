@@ -53,6 +53,7 @@ type message struct {
 	counted    bool  // holds a place in its actor's bound until it starts or is decided (mailbox.go)
 	obs        uint8 // observation bits (observe.go); zero unless the system has an observer
 	resumed    bool  // a continuation of a process that has started and suspended
+	ownItem    bool  // pi was made alone, by item, and goes back to the spares once popped (giveItemBack)
 	dli        int32 // position in the actor's deadline index
 
 	deadline time.Time // the start deadline; the zero time means none
@@ -118,10 +119,60 @@ func (m *message) work() job { return m.job.(job) }
 // resumed, and its job. Called with the actor's mu held, before m
 // enters the policy's queue.
 func (m *message) item() *policy.Item {
-	it := m.meta()
+	it := m.pi.Load()
+	if it == nil {
+		it = spareItem()
+		m.pi.Store(it)
+		m.ownItem = true
+	}
 	it.Deadline, it.Seq, it.Resumed = m.deadline, m.seq, m.resumed
 	*plumb.Ref(unsafe.Pointer(it)) = m.job // the job as it is: no assertion to job and back
 	return it
+}
+
+// spareItems keeps, for each processor, one policy item that a message
+// no longer needs, for the next message that enters a policy's queue
+// there (item). Under EDF and FIFO a message that is not plain (listed
+// while its actor holds other work: a suspended process, a continuation,
+// a context) has its item made when it enters the queue, and it served
+// only to order the message there: once popped it is given back
+// (giveItemBack). Measured on ABS Listing 1 with Then at N = 100,000,
+// where every message is listed, before: item's allocation 8.8% of the
+// CPU.
+var spareItems [64]struct {
+	it atomic.Pointer[policy.Item]
+	_  [56]byte // a cache line each
+}
+
+// spareItem returns the calling goroutine's processor's spare item, or
+// a new one.
+func spareItem() *policy.Item {
+	s := &spareItems[ready.Processor()%len(spareItems)].it
+	if s.Load() != nil {
+		if it := s.Swap(nil); it != nil {
+			return it
+		}
+	}
+	return new(policy.Item)
+}
+
+// giveItemBack makes m's item, if item made it, the processor's spare:
+// m has left the policy's queue, which keeps no reference to what it
+// popped (policy.Queue), and its priority, tag and name, which other
+// goroutines may read (itemName), are zero on such an item and stay so.
+// Not when the actor's queue has misbehaved: it may hold stale items.
+// Called with the actor's lock held.
+func (m *message) giveItemBack(a *core) {
+	if !m.ownItem || a.flags.Load()&fNoReuse != 0 {
+		return
+	}
+	m.ownItem = false
+	it := m.pi.Swap(nil)
+	it.Deadline, it.Seq, it.Resumed = time.Time{}, 0, false
+	*plumb.Ref(unsafe.Pointer(it)) = nil // the job: let the message go
+	if s := &spareItems[ready.Processor()%len(spareItems)].it; s.Load() == nil {
+		s.Store(it)
+	}
 }
 
 // meta returns m's policy item, made if m has none yet: for setting its

@@ -686,6 +686,7 @@ func (a *core) take() (m *message, j job, resume bool) {
 				return nil, nil, false // empty, as it should be
 			}
 			if m, j, resume, ok := a.claim(m, j); ok {
+				m.giveItemBack(a)
 				return m, j, resume
 			}
 			continue // decided by someone else, who will find it gone
