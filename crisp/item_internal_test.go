@@ -143,11 +143,11 @@ func TestAListedMessagesItemGoesBackOncePopped(t *testing.T) {
 		return [2]seen{<-got, <-got}
 	}
 
-	spareItems[0].it.Store(nil)
+	spareItems[0].p.Store(nil)
 	for _, s := range twoListed() {
 		assert.Nil(t, s.pi, "a listed message still has its item while it runs")
 	}
-	require.NotNil(t, spareItems[0].it.Load(), "no popped message's item became the spare")
+	require.NotNil(t, spareItems[0].p.Load(), "no popped message's item became the spare")
 
 	for _, s := range twoListed(Priority(3)) {
 		require.NotNil(t, s.pi, "a message sent with a priority lost its item")
@@ -158,10 +158,10 @@ func TestAListedMessagesItemGoesBackOncePopped(t *testing.T) {
 	// listed message takes it (item sets its fields) and, popped first,
 	// gives it back (giveItemBack clears them).
 	marker := &policy.Item{Seq: 1 << 62}
-	spareItems[0].it.Store(marker)
+	spareItems[0].p.Store(marker)
 	twoListed()
 	assert.Zero(t, marker.Seq, "the next listed message did not take the spare")
-	assert.Same(t, marker, spareItems[0].it.Load(), "the message that took the spare did not give it back")
+	assert.Same(t, marker, spareItems[0].p.Load(), "the message that took the spare did not give it back")
 
 	pending.Resolve(1, nil)
 	require.NoError(t, sys.WaitIdle(context.Background()))

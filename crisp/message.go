@@ -139,15 +139,25 @@ func (m *message) item() *policy.Item {
 // (giveItemBack). Measured on ABS Listing 1 with Then at N = 100,000,
 // where every message is listed, before: item's allocation 8.8% of the
 // CPU.
-var spareItems [64]struct {
-	it atomic.Pointer[policy.Item]
-	_  [56]byte // a cache line each
+var spareItems perProcessor[policy.Item]
+
+// perProcessor is one pointer for each processor (up to 64; beyond,
+// processors share), each on a cache line of its own: the spares of
+// spareTells and spareItems.
+type perProcessor[T any] [64]struct {
+	p atomic.Pointer[T]
+	_ [56]byte
 }
+
+// mine returns the calling goroutine's processor's pointer. The
+// goroutine may move to another processor at once: a spare is only
+// likelier to be in its cache, and every use is a Load, Swap or Store.
+func (s *perProcessor[T]) mine() *atomic.Pointer[T] { return &s[ready.Processor()%len(s)].p }
 
 // spareItem returns the calling goroutine's processor's spare item, or
 // a new one.
 func spareItem() *policy.Item {
-	s := &spareItems[ready.Processor()%len(spareItems)].it
+	s := spareItems.mine()
 	if s.Load() != nil {
 		if it := s.Swap(nil); it != nil {
 			return it
@@ -170,7 +180,7 @@ func (m *message) giveItemBack(a *core) {
 	it := m.pi.Swap(nil)
 	it.Deadline, it.Seq, it.Resumed = time.Time{}, 0, false
 	*plumb.Ref(unsafe.Pointer(it)) = nil // the job: let the message go
-	if s := &spareItems[ready.Processor()%len(spareItems)].it; s.Load() == nil {
+	if s := spareItems.mine(); s.Load() == nil {
 		s.Store(it)
 	}
 }
@@ -389,16 +399,11 @@ func (t *tell[S]) fail(error)     {}
 // so each slot is an atomic pointer: a message taken by Swap is the
 // taker's alone. One array for all actors and state types: a tell[S] has
 // the same memory whatever S is (tellMem).
-var spareTells [64]struct {
-	m atomic.Pointer[tellMem]
-	_ [56]byte // a cache line each
-}
+var spareTells perProcessor[tellMem]
 
 // spareTell returns the spare Tell message slot of the calling
 // goroutine's processor.
-func spareTell() *atomic.Pointer[tellMem] {
-	return &spareTells[ready.Processor()%len(spareTells)].m
-}
+func spareTell() *atomic.Pointer[tellMem] { return spareTells.mine() }
 
 // tellMem is the memory of a tell[S] for every S: the message, then two
 // pointers (the actor, the handler function), which is all S changes.

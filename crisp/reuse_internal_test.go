@@ -97,7 +97,7 @@ func TestAMessageTheSlotCannotHoldIsTheProcessorsSpare(t *testing.T) {
 	sys := NewSystem(WithClock(mock))
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 	idle := func() { require.NoError(t, sys.WaitIdle(context.Background())) }
-	spare := &spareTells[0].m
+	spare := &spareTells[0].p
 	spare.Store(nil)
 
 	a := Spawn(sys, new(int))
