@@ -129,11 +129,7 @@ func TestWithYieldEveryRefusesANegativeCount(t *testing.T) {
 // with several, and on the scheduler's timing, does the yield show in a
 // run.
 func TestARunnerYieldsOnceAfterTheWatchdogFailedMessages(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	sys := NewSystem()
-	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	a := &Spawn(sys, 0).core
-	require.Zero(t, ready.N(), "crisp goroutines of another test are still waiting")
+	sys, a := oneProcessorActor(t)
 	seen := sys.wd.Expired()
 
 	var ran atomic.Bool
@@ -178,11 +174,7 @@ func TestARunnerYieldsOnceAfterTheWatchdogFailedMessages(t *testing.T) {
 // 13-37 ms behind them). On one processor the test goroutine's yield lets
 // the watchdog's stand-in run until it blocks.
 func TestTheWatchdogCountsAsReadyWhileAnActorsLockKeepsIt(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	sys := NewSystem()
-	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	a := &Spawn(sys, 0).core
-	require.Zero(t, ready.N(), "crisp goroutines of another test are still waiting")
+	_, a := oneProcessorActor(t)
 
 	a.lockCounted() // free: taken at once, nothing counted
 	require.Zero(t, ready.N(), "the watchdog counted itself as ready for a lock it took at once")
@@ -200,4 +192,17 @@ func TestTheWatchdogCountsAsReadyWhileAnActorsLockKeepsIt(t *testing.T) {
 	a.mu.Unlock()
 	<-locked
 	require.Zero(t, ready.N(), "the watchdog still counts as ready once it has the lock")
+}
+
+// oneProcessorActor runs the test on one processor (until it ends) and
+// returns a fresh system and an actor of it, once no crisp goroutine of
+// an earlier test still counts as ready.
+func oneProcessorActor(t *testing.T) (*System, *core) {
+	prev := runtime.GOMAXPROCS(1)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+	sys := NewSystem()
+	t.Cleanup(func() { require.NoError(t, sys.Shutdown(context.Background())) })
+	a := &Spawn(sys, 0).core
+	require.Zero(t, ready.N(), "crisp goroutines of another test are still waiting")
+	return sys, a
 }
