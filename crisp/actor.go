@@ -78,7 +78,7 @@ type core struct {
 // Bits of core.flags.
 const (
 	fActive   = 1 << iota // a goroutine holds the actor (runs its work or looks for more)
-	fHandling             // the holder is running a handler
+	fHandling             // the holder is running a handler, or is between two it runs in a row (beginHandler)
 	fStopped
 	fNoReuse // the policy queue misbehaved: it may hold stale items, so no message is recycled
 	fLive    // in the system's live list; changed under mu
@@ -115,7 +115,8 @@ func (a *core) shard() uint8 { return uint8(a.flags.Load() >> shardShift) }
 func (a *core) active() bool { return a.flags.Load()&fActive != 0 }
 
 // occupied reports whether the actor's holder will not take its next
-// message soon: it runs a handler, or it stepped aside between two
+// message soon: it runs a handler (or is between two of a backlog, see
+// beginHandler), or it stepped aside between two
 // messages and waits for a processor again (stepAside), which on a busy
 // machine can be as long as other goroutines run. Senders and waiters
 // then do themselves what they would otherwise leave to the runner:

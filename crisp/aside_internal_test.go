@@ -127,3 +127,34 @@ func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
 	require.True(t, s[0], "the runner with a backlog did not mark its actor while it yielded")
 	require.True(t, s[1], "the plain message was queued by its sender, not left in the intake")
 }
+
+// A runner keeps its actor marked as in a handler from one message to
+// the next of a backlog (beginHandler), but not once it has run out of
+// work: while it lingers for more, and after it has let the actor go,
+// the actor is free, and a caller spins for a result it is about to get
+// rather than park. On one processor the test goroutine, woken by the
+// last handler, runs when the lingering runner yields.
+func TestARunnerOutOfWorkLeavesItsActorUnoccupied(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	sys := NewSystem()
+	t.Cleanup(func() {
+		require.NoError(t, sys.Shutdown(context.Background()))
+		runtime.GOMAXPROCS(prev)
+	})
+	a := Spawn(sys, 0)
+	done := make(chan struct{})
+	var during bool
+	Tell(a, func(*Proc, int) {
+		for range 3 {
+			Tell(a, func(*Proc, int) {})
+		}
+		Tell(a, func(*Proc, int) { during = a.core.occupied(); close(done) })
+	})
+	<-done
+	require.True(t, during, "the actor did not count as occupied during a handler")
+	require.True(t, a.core.active(), "the runner let the actor go without lingering")
+	require.False(t, a.core.occupied(), "the actor counted as occupied while its runner lingered for work")
+	require.NoError(t, sys.WaitIdle(context.Background()))
+	require.False(t, a.core.active(), "the runner kept the actor")
+	require.False(t, a.core.occupied(), "the actor counted as occupied once its runner had let it go")
+}

@@ -30,7 +30,7 @@ import (
 // stops (stStopped).
 const (
 	stQueued    uint32 = iota // in the actor's queue, not started
-	stTaken                   // taken off the queue; the runner is deciding whether it may start
+	stTaken                   // taken off the queue; the runner is deciding whether it may start (see takeState)
 	stRunning                 // started: its handler runs, or ran
 	stMissed                  // its deadline passed before it started
 	stStopped                 // its actor stopped before it started or while it was suspended
@@ -489,7 +489,9 @@ func (x *msgExt) observedOnly() bool {
 func (t *tell[S]) run(p *Proc) {
 	t.fn(p, t.a.stateOf(p))
 	t.fn = nil
-	p.a.flags.And(^uint32(fHandling))
+	if a := p.a; a.grp != nil {
+		a.flags.And(^uint32(fHandling)) // as ever for a group; a single actor's runner keeps it (beginHandler)
+	}
 }
 
 // name is the message's name for errors: its Name option, else its
@@ -509,6 +511,22 @@ var funcNames sync.Map // uintptr -> string
 // checked reports whether the runner checks m's deadline when it takes
 // it (late): a new message with a deadline.
 func (m *message) checked() bool { return !m.deadline.IsZero() && !m.resumed }
+
+// takeState is the state a queued message is taken in: stTaken, or
+// stRunning at once for a Tell with nothing to check before it starts
+// (checked), which saves runOne a second atomic write to the message
+// (an exchange, on amd64) for each message of a flood. Nothing tells
+// the two apart for such a Tell: only the runner decides it from here,
+// and no future asks whether it runs. A Call stays stTaken until its
+// handler starts: its waiter's ResultSoon, reading stRunning a little
+// earlier, spun where it had parked, and request-reply took 20.1 ->
+// 21.6 ms in bench quick (Intel Xeon, 8 alternations).
+func (m *message) takeState() uint32 {
+	if m.checked() || m.work().answered() {
+		return stTaken
+	}
+	return stRunning
+}
 
 func funcName(fn any) string {
 	v := reflect.ValueOf(fn)

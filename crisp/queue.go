@@ -231,7 +231,7 @@ func (a *core) next() (m *message, j job, resume bool) {
 	}
 	if h != nil && h.next == nil && a.queued == 0 && a.pn == 0 && !h.keyed() {
 		a.newArrivals()
-		if h.state.CompareAndSwap(stQueued, stTaken) {
+		if h.state.CompareAndSwap(stQueued, h.takeState()) {
 			a.seq++
 			h.seq = a.seq
 			return h, h.work(), false
@@ -396,7 +396,7 @@ func (a *core) takePlain() (*message, job) {
 			a.dl.Pop()
 			a.pn--
 		}
-		if m.state.CompareAndSwap(stQueued, stTaken) {
+		if m.state.CompareAndSwap(stQueued, m.takeState()) {
 			return m, m.work()
 		}
 	}
@@ -759,7 +759,7 @@ func (a *core) queueFault(fault any, again bool) {
 func (a *core) claim(m *message, j job) (*message, job, bool, bool) {
 	switch m.state.Load() {
 	case stQueued:
-		if m.state.CompareAndSwap(stQueued, stTaken) {
+		if m.state.CompareAndSwap(stQueued, m.takeState()) {
 			a.dequeued(m)
 			if m.keyed() {
 				a.takeKeys(m)

@@ -184,6 +184,9 @@ func (a *core) stepAside() { a.stepAsideBy(runtime.Gosched) }
 // goroutines that never yield goes to the back of the runner's own
 // processor's queue.
 func (a *core) stepAsideBy(yield func()) {
+	if a.grp == nil && a.flags.Load()&fHandling != 0 { // kept since the last handler (beginHandler)
+		a.flags.And(^uint32(fHandling))
+	}
 	if a.grp != nil || a.intake.Load() == nil {
 		yield()
 		return
@@ -376,6 +379,9 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 		a.deliverFailed()
 		switch {
 		case m == nil && grace > 0:
+			if a.flags.Load()&fHandling != 0 { // kept since the last handler (beginHandler)
+				a.flags.And(^uint32(fHandling))
+			}
 			a.mu.Unlock()
 			grace = a.linger(grace)
 			a.mu.Lock()
@@ -485,7 +491,9 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 	if m.counted {
 		a.started(p, m)
 	}
-	m.state.Store(stRunning)
+	if m.state.Load() != stRunning { // a Tell is taken as running (takeState)
+		m.state.Store(stRunning)
+	}
 	if m.ext != nil {
 		m.ext.releaseCtx()
 	}
@@ -509,9 +517,6 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 	if p.x != nil && p.x.thens != nil {
 		clear(p.x.thens) // keep the array, not the continuations
 		p.x.thens = p.x.thens[:0]
-	}
-	if a.grp == nil {
-		a.flags.And(^uint32(fHandling))
 	}
 }
 
@@ -547,8 +552,22 @@ func (a *core) late(m *message) bool {
 // beginHandler marks the actor busy in a handler. A sender that read
 // handling as false pushed before this store, and so is in the intake
 // now: the check below covers it. Called without a.mu.
+//
+// The mark stays while the runner goes from one message straight to the
+// next: it is cleared where the runner stops taking messages (before it
+// lingers, steps aside or releases the actor), where a process suspends,
+// and by a Call's handler before its result wakes the caller (call.run),
+// not after every message. So a flood of Tells costs no atomic write to
+// the actor's flags per message, where it cost three (this Or, and an
+// And in tell.run and in runOne); the flags share a cache line with what
+// every sender reads. Measured with the Tells taken as running
+// (takeState), bench quick, crisp's time, Intel Xeon 2 vCPU, 5
+// alternations: throughput-4x100 52.2 -> 44.1 ms, counting 56.0 -> 48.6
+// ms, request-reply 20.0 -> 19.3 ms.
 func (a *core) beginHandler() {
-	a.flags.Or(fHandling)
+	if a.flags.Load()&fHandling == 0 {
+		a.flags.Or(fHandling)
+	}
 	if a.intake.Load() != nil {
 		a.queueArrivals()
 	}
@@ -621,7 +640,7 @@ func (a *core) passOn() {
 // with a.mu held.
 func (a *core) release() bool {
 	g := a.holder.Swap(0)
-	a.flags.And(^uint32(fActive))
+	a.flags.And(^uint32(fActive | fHandling))
 	// A sender that pushed before the store above saw the actor held and
 	// started nothing: look once more.
 	if !a.stopped() && a.intake.Load() != nil && a.acquire() {
