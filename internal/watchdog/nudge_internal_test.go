@@ -229,3 +229,59 @@ func TestPrecisionRestsWhenEachSpinYieldsLateOnce(t *testing.T) {
 	assert.Equal(t, 2, yields, "each spin was to yield once and find its deadline passed")
 	assert.Greater(t, w.spinOff.Load(), w.key(now.Add(2*time.Millisecond)), "the watchdog did not rest after a late yield in each of two spins in a row")
 }
+
+// blockingTarget's Expire reports that it has started and waits to be
+// let go: a pass that stops mid-way, as one Go has preempted does.
+type blockingTarget struct{ in, out chan struct{} }
+
+func (b blockingTarget) Expire(time.Time) { b.in <- struct{}{}; <-b.out }
+
+// A pass that has run for passSlack counts as stuck: Nudge reports true
+// (and wakes the goroutine once more), so that runners yield to it after
+// every message, as they do to a wake-up they asked for, rather than run
+// on until Go preempts them. Before that, and once the pass is over,
+// Nudge says what the armed deadline says: nothing, here, whose next
+// deadline is an hour off.
+func TestNudgeFindsAPassThatRunsOverItsSlack(t *testing.T) {
+	for _, slack := range []time.Duration{time.Hour, 0} {
+		t.Run(slack.String(), func(t *testing.T) {
+			defer func(s time.Duration) { passSlack = s }(passSlack)
+			passSlack = slack
+			batches := make(chan struct{}, 16)
+			w := New(nil, AfterBatch(func() { batches <- struct{}{} }))
+			defer w.Stop()
+			b := blockingTarget{make(chan struct{}), make(chan struct{})}
+			var due, later Entry
+			w.mu.Lock()
+			w.seq++
+			due.w, due.seq = w, w.seq
+			w.heap = append(w.heap, slot{key: -int64(time.Second), seq: w.seq, e: &due, t: b}) // a second behind
+			w.mu.Unlock()
+			now := w.clk.Now()
+			require.True(t, w.Watch(&later, new(countingTarget), now.Add(time.Hour), now))
+			w.fired()
+			<-b.in // the pass has stopped in the target
+
+			if slack > 0 {
+				assert.False(t, w.Nudge(), "a pass within its slack counted as stuck")
+				assert.False(t, w.Watching())
+			} else {
+				assert.True(t, w.Nudge(), "a pass over its slack did not count as stuck")
+				assert.True(t, w.Nudge(), "the runners stopped yielding to a stuck pass before it ended")
+				assert.True(t, w.Watching())
+			}
+			close(b.out)
+			for { // the pass, and the one the Nudge asked for
+				<-batches
+				w.mu.Lock()
+				idle := !w.firing && w.kicks == 0
+				w.mu.Unlock()
+				if idle {
+					break
+				}
+			}
+			assert.Equal(t, w.key(now.Add(time.Hour)), w.due.Load(), "the pass did not leave the next deadline armed")
+			assert.False(t, w.Nudge())
+		})
+	}
+}
