@@ -151,24 +151,12 @@ func (a *core) expire(now time.Time) {
 
 // lockCounted takes a.mu for a goroutine other than the actor's runner:
 // the watchdog's (a pass, a timeout), or one resuming a process. The
-// runner holds the lock between messages, briefly, but a Lock that
-// finds it held parks the caller, and the runner's Unlock makes it
-// runnable on the runner's own processor, where nothing counted it as
-// ready: the runners, seeing no crisp goroutine wait, went on with
-// their backlogs until Go preempted them, and the caller, pushed down
-// that processor's queue, waited behind several of them (a runtime trace
-// of the busy lag cell, ten actors, one pending deadline: the watchdog
-// 13-37 ms runnable after the Unlock, in the 5 of 12 runs that
-// stalled). Counted as ready from before the Lock until it has the lock,
-// it makes runners with a backlog yield within yieldEvery messages.
-func (a *core) lockCounted() {
-	if a.mu.TryLock() {
-		return
-	}
-	ready.Add(1)
-	a.mu.Lock()
-	ready.Done()
-}
+// runner holds the lock between messages, briefly, and a Lock that found
+// it held left the caller runnable, uncounted, behind runners with
+// backlogs (see ready.Lock: a runtime trace of the busy lag cell, ten
+// actors, one pending deadline, found the watchdog 13-37 ms runnable
+// after the Unlock in the 5 of 12 runs that stalled).
+func (a *core) lockCounted() { ready.Lock(&a.mu) }
 
 // unblocked reports whether work is ready that perhaps no runner will
 // take: a message that waited for a key behind one that has just left

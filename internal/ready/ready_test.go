@@ -82,3 +82,30 @@ func TestProcessorIsANumberBelowGOMAXPROCS(t *testing.T) {
 		t.Fatalf("Processor() = %d on one processor", p)
 	}
 }
+
+// A goroutine blocked in Lock counts as ready until it has the lock; one
+// that finds the lock free is never counted.
+func TestLockCountsTheWaiterUntilItHasTheLock(t *testing.T) {
+	var mu sync.Mutex
+	Lock(&mu)
+	if N() != 0 {
+		t.Fatalf("a Lock that found the mutex free counted %d", N())
+	}
+	locked := make(chan struct{})
+	go func() {
+		Lock(&mu)
+		close(locked)
+		mu.Unlock()
+	}()
+	for try := 0; try < 1000 && N() == 0; try++ {
+		runtime.Gosched() // until the goroutine blocks
+	}
+	if N() != 1 {
+		t.Fatalf("the goroutine waiting in Lock counts %d, not 1", N())
+	}
+	mu.Unlock()
+	<-locked
+	if N() != 0 {
+		t.Fatalf("the count is %d once the waiter has the lock", N())
+	}
+}

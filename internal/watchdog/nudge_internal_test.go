@@ -1,12 +1,14 @@
 package watchdog
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/crisprt/crisp/internal/ready"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -284,4 +286,29 @@ func TestNudgeFindsAPassThatRunsOverItsSlack(t *testing.T) {
 			assert.False(t, w.Nudge())
 		})
 	}
+}
+
+// A goroutine woken by a Nudge that then waits for mu (a runner holds it
+// in Watch) counts as ready, and the wake-up stays marked: the runners
+// keep yielding to it, where before they ran on while it waited,
+// runnable, behind them.
+func TestTheWokenGoroutineWaitingForTheLockStaysMarked(t *testing.T) {
+	batches := make(chan struct{}, 16)
+	w := New(nil, AfterBatch(func() { batches <- struct{}{} }))
+	defer w.Stop()
+	w.mu.Lock() // a runner in Watch
+	w.due.Store(wokenDue)
+	w.kicks++
+	w.wake() // as nudgeAt does
+	for try := 0; try < 1000 && (len(w.kick) > 0 || ready.N() == 0); try++ {
+		runtime.Gosched() // until the goroutine has taken the wake-up (Done) and waits for mu
+	}
+	require.Empty(t, w.kick, "the goroutine did not take the wake-up")
+	assert.EqualValues(t, 1, ready.N(), "the goroutine waiting for the lock does not count as ready")
+	assert.Equal(t, int64(wokenDue), w.due.Load(), "the wake-up was unmarked before the goroutine had the lock")
+	assert.True(t, w.Nudge(), "a runner would not yield to the goroutine waiting for the lock")
+	w.mu.Unlock()
+	<-batches
+	assert.Equal(t, int64(noDue), w.due.Load(), "nothing is watched once the pass is over")
+	assert.Zero(t, ready.N())
 }
