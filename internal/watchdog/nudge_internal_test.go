@@ -223,13 +223,17 @@ func TestPrecisionRestsWhenEachSpinYieldsLateOnce(t *testing.T) {
 	var e1, e2 Entry
 	t1, t2 := new(countingTarget), new(countingTarget)
 	now := w.clk.Now()
-	require.True(t, w.Watch(&e1, t1, now.Add(time.Millisecond), now))
-	require.True(t, w.Watch(&e2, t2, now.Add(2*time.Millisecond), now))
+	// 20 ms apart: on a loaded machine (the race detector, two busy
+	// neighbours) the watchdog's goroutine started its first spin more
+	// than a millisecond late now and then, after the first deadline of
+	// a pair 1 ms apart, and found it due without yielding.
+	require.True(t, w.Watch(&e1, t1, now.Add(20*time.Millisecond), now))
+	require.True(t, w.Watch(&e2, t2, now.Add(40*time.Millisecond), now))
 	for t1.n.Load() == 0 || t2.n.Load() == 0 {
 		<-batches
 	}
 	assert.Equal(t, 2, yields, "each spin was to yield once and find its deadline passed")
-	assert.Greater(t, w.spinOff.Load(), w.key(now.Add(2*time.Millisecond)), "the watchdog did not rest after a late yield in each of two spins in a row")
+	assert.Greater(t, w.spinOff.Load(), w.key(now.Add(40*time.Millisecond)), "the watchdog did not rest after a late yield in each of two spins in a row")
 }
 
 // blockingTarget's Expire reports that it has started and waits to be
