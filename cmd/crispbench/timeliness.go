@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,6 +40,7 @@ type timelinessCmd struct {
 	Load     []string      `enum:"idle,busy,long" placeholder:"LOAD,..." help:"Lag section: loads to measure: idle, busy, long (default all three)."`
 	Hogs     int           `default:"2" help:"Goroutines that never yield, run beside the actors in the lag section's contention cells; every cell is also measured without them (0: no contention cells)."`
 	HTTP     string        `name:"http" placeholder:"ADDR" help:"While the lag section runs, serve the live page of its actors at http://ADDR/debug/crisp (the observer costs time: figures are not comparable with runs without it)."`
+	Trace    string        `placeholder:"DIR" help:"Lag section: write a Go runtime trace (go tool trace) of each crisp run to DIR, named after its cell, run and lag p99, to see why a run stalled (the tracer costs time: figures are not comparable with runs without it)."`
 }
 
 func (c *timelinessCmd) Help() string {
@@ -93,6 +95,8 @@ func (c *timelinessCmd) Validate() error {
 		return fmt.Errorf("--pending counts must be at least 1, not %v", c.Pending)
 	case slices.ContainsFunc(c.Actors, func(n int) bool { return n < 1 }):
 		return fmt.Errorf("--actors counts must be at least 1, not %v", c.Actors)
+	case c.Trace != "" && c.Section != "lag" && c.Section != "all":
+		return fmt.Errorf("--trace is for the lag section, not %s", c.Section)
 	}
 	return nil
 }
@@ -105,9 +109,14 @@ func (c *timelinessCmd) Run(e *env) error {
 	if c.Hogs == 0 {
 		c.Hogs = -1 // no contention cells
 	}
+	if c.Trace != "" {
+		if err := os.MkdirAll(c.Trace, 0o755); err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+	}
 	opts := timeliness.Options{
 		Quick: c.Quick, Seed: c.Seed, Repeat: c.Repeat, Window: c.Window, Hogs: c.Hogs,
-		Pending: c.Pending, Actors: c.Actors,
+		Pending: c.Pending, Actors: c.Actors, TraceDir: c.Trace,
 		Progress: func(s string) { fmt.Fprintln(e.stderr, s) },
 	}
 	for _, l := range c.Load {

@@ -26,6 +26,7 @@ func TestTimelinessBadFlags(t *testing.T) {
 		{"no actors", []string{"timeliness", "lag", "--actors", "10,0"}, "--actors counts must be at least 1, not [10 0]"},
 		{"no such load", []string{"timeliness", "lag", "--load", "idle,heavy"}, `--load must be one of "idle","busy","long" but got "heavy"`},
 		{"no such load section", []string{"timeliness", "hogs"}, "[<section>] must be one of"},
+		{"trace of another section", []string{"timeliness", "quality", "--trace", "t"}, "--trace is for the lag section, not quality"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := runArgs(t, c.args...)
@@ -42,6 +43,7 @@ func TestTimelinessHelpNamesTheContentionFlag(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "--hogs")
 	assert.Contains(t, out, "long")
+	assert.Contains(t, out, "--trace")
 }
 
 func TestTimelinessLagMeasuresTheCellsAskedFor(t *testing.T) {

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -143,6 +146,12 @@ type LagConfig struct {
 	// Observer, if not nil, watches every crisp system the runs make
 	// (crispbench timeliness --http).
 	Observer crisp.Observer `json:"-"`
+	// TraceDir, if not empty, is a directory that receives a Go runtime
+	// trace (go tool trace) of each run of crisp's own mechanism (Crisp),
+	// named after its cell, its run and its lag p99 (crispbench
+	// timeliness --trace): a stalled run can then be read goroutine by
+	// goroutine. The tracer costs time, and makes stalls likelier.
+	TraceDir string `json:"-"`
 }
 
 // DefaultLag is the full run's configuration; quick shrinks it to a
@@ -242,7 +251,7 @@ func Lag(ctx context.Context, c LagConfig, progress func(string)) (*LagResult, e
 				if progress != nil {
 					progress(fmt.Sprintf("lag: %v, %v, run %d of %d", cr.LagCell, m, rep+1, c.Repeat))
 				}
-				run, err := lagRun(ctx, c, cr.LagCell, m)
+				run, err := tracedLagRun(ctx, c, cr.LagCell, m, rep)
 				if err != nil {
 					return nil, err
 				}
@@ -340,6 +349,39 @@ func (s *shardedHist) merged() *hdrhistogram.Histogram {
 // context) with the next deadline of their schedule, wait for the miss,
 // note the time, and send the next. The schedules depend only on c.Seed,
 // so every mechanism sees the same deadlines relative to the run's start.
+// tracedLagRun is lagRun, under the runtime's tracer if c.TraceDir asks
+// for a trace of mechanism m's runs; the trace is named once the run's
+// p99 is known. rep is the run's number in its cell, from 0.
+func tracedLagRun(ctx context.Context, c LagConfig, cell LagCell, m Mechanism, rep int) (LagRun, error) {
+	if c.TraceDir == "" || m != Crisp {
+		return lagRun(ctx, c, cell, m)
+	}
+	f, err := os.CreateTemp(c.TraceDir, "running-*.trace")
+	if err != nil {
+		return LagRun{}, fmt.Errorf("trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return LagRun{}, fmt.Errorf("trace: %w", err)
+	}
+	run, err := lagRun(ctx, c, cell, m)
+	trace.Stop()
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("trace: %w", cerr)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return run, err
+	}
+	name := fmt.Sprintf("lag-%v-%d-pending-%d-actors-%d-hogs-run%d-p99-%.2fms.trace",
+		cell.Load, cell.Pending, cell.Actors, cell.Hogs, rep+1, float64(run.Lag.P99)/1e6)
+	if err := os.Rename(f.Name(), filepath.Join(c.TraceDir, name)); err != nil {
+		return run, fmt.Errorf("trace: %w", err)
+	}
+	return run, nil
+}
+
 func lagRun(ctx context.Context, c LagConfig, cell LagCell, mech Mechanism) (LagRun, error) {
 	var opts []crisp.Option
 	opts = append(opts, crisp.WithLogger(discard), crisp.WithObserver(c.Observer))

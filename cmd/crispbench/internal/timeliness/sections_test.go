@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +102,26 @@ func TestLatenessFigures(t *testing.T) {
 		if p.Variant == "FIFO" {
 			assert.Zero(t, p.Blocking.Count, "FIFO ranks the running message first: no inversion")
 		}
+	}
+}
+
+// With a trace directory, each of crisp's runs leaves a runtime trace
+// named after its cell, its run and its p99; the other mechanisms' runs
+// leave none.
+func TestLagTracesCrispsRuns(t *testing.T) {
+	c := timeliness.DefaultLag(true)
+	c.Pending, c.Loads, c.Repeat = []int{20}, []timeliness.Load{timeliness.Busy}, 2
+	c.Mechanisms = []timeliness.Mechanism{timeliness.Crisp, timeliness.AfterFunc}
+	c.TraceDir = t.TempDir()
+	_, err := timeliness.Lag(context.Background(), c, nil)
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(c.TraceDir, "*"))
+	require.NoError(t, err)
+	require.Len(t, files, 2, "one trace per crisp run: %v", files)
+	for i, f := range files {
+		assert.Regexp(t, fmt.Sprintf(`^lag-busy-20-pending-10-actors-0-hogs-run%d-p99-[0-9.]+ms\.trace$`, i+1), filepath.Base(f))
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assert.True(t, bytes.HasPrefix(b, []byte("go 1.")), "not a Go runtime trace: %q", b[:min(len(b), 16)])
 	}
 }

@@ -32,6 +32,9 @@ type Options struct {
 	// Observer, if not nil, watches the lag section's systems (it costs
 	// time: figures taken with it are not comparable with others).
 	Observer crisp.Observer
+	// TraceDir, if not empty, receives a runtime trace of each of the lag
+	// section's crisp runs (LagConfig.TraceDir).
+	TraceDir string
 }
 
 // Result is a section's outcome: tables, a chart, and (through its
@@ -71,6 +74,7 @@ func Run(ctx context.Context, section string, o Options) (Result, error) {
 			c.Hogs = []int{0}
 		}
 		c.Observer = o.Observer
+		c.TraceDir = o.TraceDir
 		return Lag(ctx, c, o.Progress)
 	case "lateness":
 		c := DefaultLateness(o.Quick)
