@@ -9,6 +9,7 @@ import (
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/gid"
 	"github.com/crisprt/crisp/internal/plumb"
+	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/policy"
 )
 
@@ -152,7 +153,7 @@ type procTimer Proc
 func (t *procTimer) Expire(time.Time) {
 	p := (*Proc)(t)
 	a := p.a
-	a.lockCounted()
+	ready.Lock(&a.mu) // counted while it waits: see ready.Lock
 	if p.x.sleeping {
 		p.x.sleeping, p.x.timed = false, false
 		a.sys.busy.Add(1) // busy again before the wake, so WaitIdle cannot slip between
@@ -426,7 +427,7 @@ func (p *Proc) resumed() {
 // is ignored. timedOut says the winner is an AwaitWithin's timeout. If
 // the actor is idle and nothing else is ready, m takes the actor at once.
 func (a *core) resume(m *message, epoch uint32, timedOut bool) {
-	a.lockCounted()
+	ready.Lock(&a.mu) // counted while it waits: see ready.Lock
 	p := a.procOf(m)
 	if epoch != 0 && (p == nil || p.epoch != epoch) {
 		a.mu.Unlock()

@@ -172,20 +172,19 @@ func TestARunnerYieldsOnceAfterTheWatchdogFailedMessages(t *testing.T) {
 // Unlock makes it runnable on the runner's processor, and runners with a
 // backlog yield to it only if it counts (a runtime trace found it waiting
 // 13-37 ms behind them). On one processor the test goroutine's yield lets
-// the watchdog's stand-in run until it blocks.
+// the watchdog's call (the actor's Expire, as a pass makes it) run until
+// it blocks.
 func TestTheWatchdogCountsAsReadyWhileAnActorsLockKeepsIt(t *testing.T) {
-	_, a := oneProcessorActor(t)
+	sys, a := oneProcessorActor(t)
 
-	a.lockCounted() // free: taken at once, nothing counted
+	a.target().Expire(sys.now()) // the lock free: taken at once, nothing counted
 	require.Zero(t, ready.N(), "the watchdog counted itself as ready for a lock it took at once")
-	a.mu.Unlock()
 
 	a.mu.Lock() // a runner between messages
 	locked := make(chan struct{})
 	go func() {
-		a.lockCounted()
+		a.target().Expire(sys.now())
 		close(locked)
-		a.mu.Unlock()
 	}()
 	// The stand-in runs until the lock blocks it. One yield is not always
 	// enough: one schedule in 61 takes from the global queue first, where

@@ -135,7 +135,7 @@ func (t *watchTarget) Expire(now time.Time) { (*core)(t).expire(now) }
 // while the actor may be busy with something else, and re-arms the
 // entry for the next deadline if a handler still runs.
 func (a *core) expire(now time.Time) {
-	a.lockCounted()
+	ready.Lock(&a.mu) // counted while it waits: see ready.Lock
 	a.wdKey.Store(noWatch)
 	a.drain()
 	a.expireDue(now)
@@ -148,15 +148,6 @@ func (a *core) expire(now time.Time) {
 		a.startAny()
 	}
 }
-
-// lockCounted takes a.mu for a goroutine other than the actor's runner:
-// the watchdog's (a pass, a timeout), or one resuming a process. The
-// runner holds the lock between messages, briefly, and a Lock that found
-// it held left the caller runnable, uncounted, behind runners with
-// backlogs (see ready.Lock: a runtime trace of the busy lag cell, ten
-// actors, one pending deadline, found the watchdog 13-37 ms runnable
-// after the Unlock in the 5 of 12 runs that stalled).
-func (a *core) lockCounted() { ready.Lock(&a.mu) }
 
 // unblocked reports whether work is ready that perhaps no runner will
 // take: a message that waited for a key behind one that has just left
