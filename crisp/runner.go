@@ -184,8 +184,8 @@ func (a *core) stepAside() { a.stepAsideBy(runtime.Gosched) }
 // goroutines that never yield goes to the back of the runner's own
 // processor's queue.
 func (a *core) stepAsideBy(yield func()) {
-	if a.grp == nil && a.flags.Load()&fHandling != 0 { // kept since the last handler (beginHandler)
-		a.flags.And(^uint32(fHandling))
+	if a.grp == nil {
+		a.endHandling()
 	}
 	if a.grp != nil || a.intake.Load() == nil {
 		yield()
@@ -379,9 +379,7 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 		a.deliverFailed()
 		switch {
 		case m == nil && grace > 0:
-			if a.flags.Load()&fHandling != 0 { // kept since the last handler (beginHandler)
-				a.flags.And(^uint32(fHandling))
-			}
+			a.endHandling()
 			a.mu.Unlock()
 			grace = a.linger(grace)
 			a.mu.Lock()
@@ -570,6 +568,16 @@ func (a *core) beginHandler() {
 	}
 	if a.intake.Load() != nil {
 		a.queueArrivals()
+	}
+}
+
+// endHandling clears the mark beginHandler kept since the runner's last
+// handler, where the runner stops taking messages for a while (it
+// lingers or steps aside); a load first, so that it costs no write when
+// the mark is clear already (a Call's handler clears it).
+func (a *core) endHandling() {
+	if a.flags.Load()&fHandling != 0 {
+		a.flags.And(^uint32(fHandling))
 	}
 }
 
