@@ -151,17 +151,31 @@ type perProcessor[T any] [64]struct {
 
 // mine returns the calling goroutine's processor's pointer. The
 // goroutine may move to another processor at once: a spare is only
-// likelier to be in its cache, and every use is a Load, Swap or Store.
+// likelier to be in its cache, and every use is atomic.
 func (s *perProcessor[T]) mine() *atomic.Pointer[T] { return &s[ready.Processor()%len(s)].p }
+
+// take removes and returns the calling goroutine's processor's spare, or
+// returns nil. It loads before it swaps: an empty slot costs no write.
+func (s *perProcessor[T]) take() *T {
+	if p := s.mine(); p.Load() != nil {
+		return p.Swap(nil)
+	}
+	return nil
+}
+
+// give makes x the calling goroutine's processor's spare if it has none;
+// otherwise x is left to the collector.
+func (s *perProcessor[T]) give(x *T) {
+	if p := s.mine(); p.Load() == nil {
+		p.Store(x)
+	}
+}
 
 // spareItem returns the calling goroutine's processor's spare item, or
 // a new one.
 func spareItem() *policy.Item {
-	s := spareItems.mine()
-	if s.Load() != nil {
-		if it := s.Swap(nil); it != nil {
-			return it
-		}
+	if it := spareItems.take(); it != nil {
+		return it
 	}
 	return new(policy.Item)
 }
@@ -180,9 +194,7 @@ func (m *message) giveItemBack(a *core) {
 	it := m.pi.Swap(nil)
 	it.Deadline, it.Seq, it.Resumed = time.Time{}, 0, false
 	*plumb.Ref(unsafe.Pointer(it)) = nil // the job: let the message go
-	if s := spareItems.mine(); s.Load() == nil {
-		s.Store(it)
-	}
+	spareItems.give(it)
 }
 
 // meta returns m's policy item, made if m has none yet: for setting its
@@ -401,10 +413,6 @@ func (t *tell[S]) fail(error)     {}
 // the same memory whatever S is (tellMem).
 var spareTells perProcessor[tellMem]
 
-// spareTell returns the spare Tell message slot of the calling
-// goroutine's processor.
-func spareTell() *atomic.Pointer[tellMem] { return spareTells.mine() }
-
 // tellMem is the memory of a tell[S] for every S: the message, then two
 // pointers (the actor, the handler function), which is all S changes.
 // spareTells holds messages as *tellMem.
@@ -421,12 +429,10 @@ type tellMem struct {
 //
 //go:noinline
 func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
-	if s := spareTell(); s.Load() != nil {
-		if x := s.Swap(nil); x != nil {
-			t := (*tell[S])(unsafe.Pointer(x))
-			t.a = a
-			return t
-		}
+	if x := spareTells.take(); x != nil {
+		t := (*tell[S])(unsafe.Pointer(x))
+		t.a = a
+		return t
 	}
 	if a.itemized(opts) {
 		t := newWithItem[tell[S]]()
@@ -472,10 +478,8 @@ func (t *tell[S]) recycle() {
 			exts.Put(old.ext)
 			old.ext = nil
 		}
-		if s := spareTell(); s.Load() == nil {
-			old.a = nil
-			s.Store((*tellMem)(unsafe.Pointer(old)))
-		}
+		old.a = nil // kept as a spare or not, it is no longer a's
+		spareTells.give((*tellMem)(unsafe.Pointer(old)))
 	}
 }
 
@@ -520,9 +524,10 @@ func (m *message) checked() bool { return !m.deadline.IsZero() && !m.resumed }
 // and no future asks whether it runs. A Call stays stTaken until its
 // handler starts: its waiter's ResultSoon, reading stRunning a little
 // earlier, spun where it had parked, and request-reply took 19.7 ->
-// 21.6 ms in bench quick (Intel Xeon, 8 alternations).
-func (m *message) takeState() uint32 {
-	if m.checked() || m.work().answered() {
+// 21.6 ms in bench quick (Intel Xeon, 8 alternations). j is m's job,
+// which the taker returns too.
+func (m *message) takeState(j job) uint32 {
+	if m.checked() || j.answered() {
 		return stTaken
 	}
 	return stRunning

@@ -231,10 +231,10 @@ func (a *core) next() (m *message, j job, resume bool) {
 	}
 	if h != nil && h.next == nil && a.queued == 0 && a.pn == 0 && !h.keyed() {
 		a.newArrivals()
-		if h.state.CompareAndSwap(stQueued, h.takeState()) {
+		if j := h.work(); h.state.CompareAndSwap(stQueued, h.takeState(j)) {
 			a.seq++
 			h.seq = a.seq
-			return h, h.work(), false
+			return h, j, false
 		}
 		return nil, nil, false // cancelled on the way
 	}
@@ -396,8 +396,8 @@ func (a *core) takePlain() (*message, job) {
 			a.dl.Pop()
 			a.pn--
 		}
-		if m.state.CompareAndSwap(stQueued, m.takeState()) {
-			return m, m.work()
+		if j := m.work(); m.state.CompareAndSwap(stQueued, m.takeState(j)) {
+			return m, j
 		}
 	}
 }
@@ -759,7 +759,7 @@ func (a *core) queueFault(fault any, again bool) {
 func (a *core) claim(m *message, j job) (*message, job, bool, bool) {
 	switch m.state.Load() {
 	case stQueued:
-		if m.state.CompareAndSwap(stQueued, m.takeState()) {
+		if m.state.CompareAndSwap(stQueued, m.takeState(j)) {
 			a.dequeued(m)
 			if m.keyed() {
 				a.takeKeys(m)
