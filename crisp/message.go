@@ -429,10 +429,15 @@ type tellMem struct {
 //
 //go:noinline
 func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
-	if x := spareTells.take(); x != nil {
-		t := (*tell[S])(unsafe.Pointer(x))
-		t.a = a
-		return t
+	// By hand, not spareTells.take(): with take in this generic function,
+	// throughput-4x100 took 53-55 ms against 44-45 (bench quick, 4
+	// alternations, Intel Xeon); recycle's give is written out alike.
+	if s := spareTells.mine(); s.Load() != nil {
+		if x := s.Swap(nil); x != nil {
+			t := (*tell[S])(unsafe.Pointer(x))
+			t.a = a
+			return t
+		}
 	}
 	if a.itemized(opts) {
 		t := newWithItem[tell[S]]()
@@ -478,8 +483,10 @@ func (t *tell[S]) recycle() {
 			exts.Put(old.ext)
 			old.ext = nil
 		}
-		old.a = nil // kept as a spare or not, it is no longer a's
-		spareTells.give((*tellMem)(unsafe.Pointer(old)))
+		if s := spareTells.mine(); s.Load() == nil { // by hand, as in newTell: a is cleared only on a kept one
+			old.a = nil
+			s.Store((*tellMem)(unsafe.Pointer(old)))
+		}
 	}
 }
 
