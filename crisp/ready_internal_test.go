@@ -172,18 +172,18 @@ func TestARunnerYieldsOnceAfterTheWatchdogFailedMessages(t *testing.T) {
 // Unlock makes it runnable on the runner's processor, and runners with a
 // backlog yield to it only if it counts (a runtime trace found it waiting
 // 13-37 ms behind them). On one processor the test goroutine's yield lets
-// the watchdog's call (the actor's Expire, as a pass makes it) run until
+// the watchdog's call (the actor's Renew, as a pass makes it) run until
 // it blocks.
 func TestTheWatchdogCountsAsReadyWhileAnActorsLockKeepsIt(t *testing.T) {
 	sys, a := oneProcessorActor(t)
 
-	a.target().Expire(sys.now()) // the lock free: taken at once, nothing counted
+	a.target().Renew(sys.now()) // the lock free: taken at once, nothing counted
 	require.Zero(t, ready.N(), "the watchdog counted itself as ready for a lock it took at once")
 
 	a.mu.Lock() // a runner between messages
 	locked := make(chan struct{})
 	go func() {
-		a.target().Expire(sys.now())
+		a.target().Renew(sys.now())
 		close(locked)
 	}()
 	// The stand-in runs until the lock blocks it. One yield is not always

@@ -108,19 +108,35 @@ func TestNudgeIsInertOnAVirtualClock(t *testing.T) {
 // A batch found well after its deadlines is shared with a helper
 // goroutine: every target is still called exactly once, with the one
 // reading, and the watchdog is idle only once the helper is done.
+// renewingTarget counts its Renews and asks to be watched again an hour
+// later.
+type renewingTarget struct{ countingTarget }
+
+func (c *renewingTarget) Renew(now time.Time) time.Time { c.n.Add(1); return now.Add(time.Hour) }
+
 func TestALateBatchIsExpiredOnceEachWithAHelper(t *testing.T) {
+	t.Run("expired", func(t *testing.T) { lateBatch[countingTarget](t, 0) })
+	// Renewed by whichever goroutine called them, each exactly once.
+	t.Run("renewed", func(t *testing.T) { lateBatch[renewingTarget](t, 4*helpMin) })
+}
+
+func lateBatch[T any, P interface {
+	*T
+	Target
+	count() int32
+}](t *testing.T, watched int) {
 	batches := make(chan struct{}, 64)
 	w := New(nil, AfterBatch(func() { batches <- struct{}{} }))
 	const n = 4 * helpMin
 	entries := make([]Entry, n)
-	targets := make([]countingTarget, n)
+	targets := make([]T, n)
 	w.mu.Lock()
 	for i := range entries {
 		// Due a second before the watchdog started: far behind.
 		w.seq++
 		e := &entries[i]
 		e.w, e.seq = w, w.seq
-		w.heap = append(w.heap, slot{key: -int64(time.Second) + int64(i), seq: w.seq, e: e, t: &targets[i]})
+		w.heap = append(w.heap, slot{key: -int64(time.Second) + int64(i), seq: w.seq, e: e, t: P(&targets[i])})
 		w.up(len(w.heap) - 1)
 	}
 	w.mu.Unlock()
@@ -134,12 +150,15 @@ func TestALateBatchIsExpiredOnceEachWithAHelper(t *testing.T) {
 			break
 		}
 	}
+	assert.Equal(t, watched, w.Len())
 	w.Stop()
 	for i := range targets {
-		assert.Equal(t, int32(1), targets[i].n.Load(), "target %d", i)
+		assert.Equal(t, int32(1), P(&targets[i]).count(), "target %d", i)
 	}
 	assert.Zero(t, w.Len())
 }
+
+func (c *countingTarget) count() int32 { return c.n.Load() }
 
 // Watching is what keeps runners yielding while deadlines are at stake:
 // true while a real-clock deadline within watchSoon is watched, or the

@@ -60,6 +60,29 @@ type Target interface {
 	Expire(now time.Time)
 }
 
+// A Renewer is a Target that is usually watched again as it expires (a
+// crisp actor, for the next deadline among its queued messages): the
+// watchdog calls Renew in place of Expire, and watches the entry again
+// for the instant Renew returns (none if it is the zero time), for the
+// same target, once the calls of its share of the batch are over, under
+// one lock for them all. A Watch of the entry from the moment the pass
+// takes it out of the heap until then wins, and so does a Cancel or a
+// Stop: the renewal is dropped.
+//
+// Watching again from inside Expire took the watchdog's lock once per
+// target, and the watchdog's goroutine and its helper (see share) took
+// it in turn, each parking on the other's hold and made runnable on the
+// processor of the goroutine that let go, which ran on without
+// scheduling: a runtime trace of BenchmarkMissLag (crisp) found the
+// watchdog so for 12 ms while a collection's mark worker held the other
+// processor.
+type Renewer interface {
+	Target
+	// Renew is Expire for a Renewer. It returns when the entry is to
+	// be watched next, or the zero time.
+	Renew(now time.Time) time.Time
+}
+
 // Entry is the watchdog's handle on one watched deadline. Embed it in the
 // watched value; its zero value is "not watched". An Entry is in at most
 // one Watchdog at a time.
@@ -71,8 +94,9 @@ type Target interface {
 // the target.
 type Entry struct {
 	// w is the watchdog holding the entry and seq the registration it is
-	// watched under; seq is 0 when not watched. A heap slot whose seq
-	// differs is stale (cancelled or moved). Guarded by w's mu.
+	// watched under; seq is 0 when not watched, renewing while its
+	// Renewer's renewal is pending. A heap slot whose seq differs is stale
+	// (cancelled or moved). Guarded by w's mu.
 	w   *Watchdog
 	seq uint64
 }
@@ -87,6 +111,26 @@ type slot struct {
 }
 
 func (a slot) live() bool { return a.e.seq == a.seq }
+
+// renewing is an Entry's seq from the pass that took it out of the heap
+// for a Renewer until its renewal (see Renewer); no registration gets it.
+const renewing = math.MaxUint64
+
+// expiry is a target a pass has taken out of the heap, with its entry
+// and whether it is a Renewer.
+type expiry struct {
+	t     Target
+	e     *Entry
+	renew bool
+}
+
+// renewal is an entry to watch again, at key (noDue for none), once the
+// goroutine that renewed it is through with its share of a batch.
+type renewal struct {
+	e   *Entry
+	t   Target
+	key int64
+}
 
 func (a slot) before(b slot) bool { return a.key < b.key || (a.key == b.key && a.seq < b.seq) }
 
@@ -184,7 +228,11 @@ type Watchdog struct {
 	quit chan struct{}
 	done chan struct{}
 
-	batch []Target // reused by the goroutine
+	batch []expiry   // reused by the goroutine
+	renew []renewal  // the goroutine's renewals in a pass; reused
+	spare [][]expiry // batches helpers have handed back, for reuse; guarded by mu
+
+	helperRenew []renewal // a helper's renewals, kept for the next; guarded by mu
 }
 
 // New starts a watchdog on clk (the real clock if nil).
@@ -281,7 +329,9 @@ func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 			w.mu.Unlock()
 			panic("crisp: watchdog.Watch of an entry another watchdog holds")
 		}
-		w.stale++ // its old slot
+		if e.seq != renewing { // a pending renewal has no slot
+			w.stale++ // its old slot
+		}
 	}
 	w.seq++
 	e.w, e.seq = w, w.seq
@@ -302,12 +352,20 @@ func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 
 // Cancel stops watching e, reporting whether this watchdog was watching
 // it. After Cancel returns true, e's target will not be called for it.
+// It drops a Renewer's pending renewal (reporting false: its Renew has
+// been called).
 // The target stays referenced by the heap until its slot reaches the top
 // or the heap is compacted.
 func (w *Watchdog) Cancel(e *Entry) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if e.seq == 0 || e.w != w {
+		return false
+	}
+	if e.seq == renewing {
+		// Its Renew has been called, or is being: not watched, as for
+		// any target taken for its deadline, but the renewal is dropped.
+		e.seq = 0
 		return false
 	}
 	e.seq = 0
@@ -735,6 +793,10 @@ func (w *Watchdog) expire() {
 		w.due.Store(w.passMark)
 	}
 	batch := w.batch[:0]
+	if batch == nil && len(w.spare) > 0 {
+		batch = w.spare[len(w.spare)-1]
+		w.spare = w.spare[:len(w.spare)-1]
+	}
 	first := nk // key of the earliest deadline in the batch
 	for len(w.heap) > 0 && w.heap[0].key <= nk {
 		top := w.heap[0]
@@ -744,8 +806,13 @@ func (w *Watchdog) expire() {
 			w.stale--
 			continue
 		}
-		batch = append(batch, top.t)
-		top.e.seq = 0
+		_, renew := top.t.(Renewer)
+		batch = append(batch, expiry{top.t, top.e, renew})
+		if renew {
+			top.e.seq = renewing
+		} else {
+			top.e.seq = 0
+		}
 	}
 	w.firing = len(batch) > 0
 	if w.firing {
@@ -757,24 +824,29 @@ func (w *Watchdog) expire() {
 		w.arm(k, w.clk.Now())
 	}
 	help := len(batch) >= helpMin && nk-first >= int64(helpBehind) && runtime.GOMAXPROCS(0) > 1
+	var helperRenew []renewal
 	if help {
 		w.helping++
 		w.helpers.Add(1)
+		helperRenew, w.helperRenew = w.helperRenew, nil
 	}
 	w.mu.Unlock()
 
+	renew := w.renew[:0]
 	if help {
-		w.share(batch, now)
-		w.batch = nil // the helper may still read it
+		renew = w.share(batch, now, renew, helperRenew) // sets w.batch
 	} else {
-		for i, t := range batch {
-			batch[i] = nil
-			t.Expire(now)
+		for i := range batch {
+			renew = w.call(&batch[i], now, renew)
+			batch[i] = expiry{}
 		}
 		w.batch = batch[:0]
 	}
 
 	ready.Lock(&w.mu)
+	w.renewAll(renew)
+	clear(renew)
+	w.renew = renew[:0]
 	w.firing = false
 	w.kicks -= seen
 	w.endPass()
@@ -846,31 +918,96 @@ const (
 	helpBehind = 50 * time.Microsecond
 )
 
-// share calls Expire on every target of batch, each exactly once, on
-// this goroutine and one helper, which claim targets in order from a
-// shared counter.
-func (w *Watchdog) share(batch []Target, now time.Time) {
+// share calls every target of batch, each exactly once, on this
+// goroutine and one helper, which claim targets in order from a shared
+// counter. It returns renew with this goroutine's renewals appended; the
+// helper renews its own (appended to helperRenew). Whichever is done with batch last keeps it for
+// reuse: w.batch, or w.spare for the helper.
+func (w *Watchdog) share(batch []expiry, now time.Time, renew, helperRenew []renewal) []renewal {
 	var next atomic.Int64
-	claim := func() {
+	claim := func(renew []renewal) []renewal {
 		for {
 			i := next.Add(1) - 1
 			if i >= int64(len(batch)) {
-				return
+				return renew
 			}
-			batch[i].Expire(now)
+			renew = w.call(&batch[i], now, renew)
 		}
 	}
+	// The goroutine done last with batch keeps it for the next pass.
+	var left atomic.Int32
+	left.Store(2)
 	go func() {
 		defer w.helpers.Done()
-		claim()
-		w.mu.Lock()
+		renew := claim(helperRenew)
+		last := left.Add(-1) == 0
+		ready.Lock(&w.mu)
+		w.renewAll(renew)
+		clear(renew)
+		w.helperRenew = renew[:0]
 		w.helping--
+		if last {
+			clear(batch)
+			w.spare = append(w.spare, batch[:0])
+		}
 		w.mu.Unlock()
 		if w.afterBatch != nil {
 			w.afterBatch() // WaitIdle's waiters may be waiting for this helper
 		}
 	}()
-	claim()
+	// The helper waits in this processor's run queue. Where the other
+	// processor runs the collector's idle-time mark worker, which looks
+	// for work only in its own run queue and the global one, it waited
+	// there until this goroutine had claimed the whole batch (a runtime
+	// trace of BenchmarkMissLag: 20 ms). A yield puts this goroutine in
+	// the global queue and the helper on this processor; the mark worker
+	// then gives its processor up to the watchdog's goroutine.
+	ready.Add(1)
+	runtime.Gosched()
+	ready.Done()
+	renew = claim(renew)
+	w.batch = nil
+	if left.Add(-1) == 0 {
+		clear(batch)
+		w.batch = batch[:0]
+	}
+	return renew
+}
+
+// call calls x's target, its Renew or its Expire, and returns renew
+// with the renewal appended for a Renewer.
+func (w *Watchdog) call(x *expiry, now time.Time, renew []renewal) []renewal {
+	if !x.renew {
+		x.t.Expire(now)
+		return renew
+	}
+	r := renewal{x.e, x.t, noDue}
+	if when := x.t.(Renewer).Renew(now); !when.IsZero() {
+		r.key = w.key(when)
+	}
+	return append(renew, r)
+}
+
+// renewAll watches renewed entries again, unless they have been
+// watched or cancelled since, or the watchdog has stopped. Called with
+// mu held.
+func (w *Watchdog) renewAll(rs []renewal) {
+	for _, r := range rs {
+		if r.e.seq != renewing {
+			continue // watched again, or cancelled, meanwhile
+		}
+		if r.key == noDue || w.stop {
+			r.e.seq = 0
+			continue
+		}
+		w.seq++
+		r.e.seq = w.seq
+		w.heap = append(w.heap, slot{r.key, w.seq, r.e, r.t})
+		w.up(len(w.heap) - 1)
+		if !w.isArm || r.key < w.armed {
+			w.arm(r.key, w.clk.Now())
+		}
+	}
 }
 
 // The heap is 4-ary: the children of slot i are 4i+1 to 4i+4. Half the

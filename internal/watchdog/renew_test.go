@@ -1,0 +1,133 @@
+package watchdog_test
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crisprt/crisp/internal/watchdog"
+)
+
+// renewer is a Renewer that reports each Renew on out and asks to be
+// watched again period later, left times. With hold set, Renew waits
+// for hold to be closed before it returns: the test acts while the
+// renewal is pending.
+type renewer struct {
+	watchdog.Entry
+	period time.Duration
+	left   int
+	out    chan time.Time
+	hold   chan struct{}
+}
+
+func newRenewer(period time.Duration, left int) *renewer {
+	return &renewer{period: period, left: left, out: make(chan time.Time, 8)}
+}
+
+func (r *renewer) Expire(time.Time) { panic("the watchdog called Expire on a Renewer") }
+
+func (r *renewer) Renew(now time.Time) time.Time {
+	r.out <- now
+	if r.hold != nil {
+		<-r.hold
+	}
+	if r.left--; r.left <= 0 {
+		return time.Time{}
+	}
+	return now.Add(r.period)
+}
+
+func TestARenewerIsWatchedAgainForWhatRenewReturns(t *testing.T) {
+	mock, w, batches := newBatched(t)
+	start := mock.Now()
+	r := newRenewer(5*ms, 3)
+	require.True(t, w.Watch(&r.Entry, r, start.Add(5*ms), start))
+	for i := 1; i <= 3; i++ {
+		due := start.Add(time.Duration(i) * 5 * ms)
+		advanceTo(mock, due.Add(-time.Nanosecond))
+		assert.Empty(t, drain(r.out), "renewed for later than asked")
+		mock.Add(time.Nanosecond)
+		assert.Equal(t, due, within(t, r.out), "renewal %d", i)
+		within(t, batches)
+	}
+	assert.Zero(t, w.Len(), "renewed though Renew returned the zero time")
+	mock.Add(time.Hour)
+	assert.Empty(t, drain(r.out))
+}
+
+func TestAWatchOrCancelWhileARenewalIsPendingWins(t *testing.T) {
+	t.Run("Watch", func(t *testing.T) {
+		mock, w, batches := newBatched(t)
+		start := mock.Now()
+		r := newRenewer(time.Hour, 2)
+		r.hold = make(chan struct{})
+		require.True(t, w.Watch(&r.Entry, r, start.Add(ms), start))
+		mock.Add(ms)
+		within(t, r.out) // Renew is running; it will ask for an hour on
+		now := mock.Now()
+		require.True(t, w.Watch(&r.Entry, r, now.Add(2*ms), now))
+		close(r.hold)
+		within(t, batches)
+		assert.Equal(t, 1, w.Len(), "the Watch and the renewal both kept")
+		mock.Add(2 * ms)
+		assert.Equal(t, now.Add(2*ms), within(t, r.out), "the renewal displaced the Watch")
+		within(t, batches)
+		assert.Zero(t, w.Len())
+	})
+
+	t.Run("Cancel", func(t *testing.T) {
+		mock, w, batches := newBatched(t)
+		start := mock.Now()
+		r := newRenewer(ms, 2)
+		r.hold = make(chan struct{})
+		require.True(t, w.Watch(&r.Entry, r, start.Add(ms), start))
+		mock.Add(ms)
+		within(t, r.out)
+		assert.False(t, w.Cancel(&r.Entry), "Cancel reported a renewing entry as watched")
+		close(r.hold)
+		within(t, batches)
+		assert.Zero(t, w.Len(), "renewed after a Cancel")
+		mock.Add(time.Hour)
+		assert.Empty(t, drain(r.out))
+	})
+
+	t.Run("Stop", func(t *testing.T) {
+		mock := clock.NewMock()
+		w := watchdog.New(mock)
+		start := mock.Now()
+		r := newRenewer(ms, 2)
+		r.hold = make(chan struct{})
+		require.True(t, w.Watch(&r.Entry, r, start.Add(ms), start))
+		mock.Add(ms)
+		within(t, r.out)
+		stopped := make(chan struct{})
+		go func() { w.Stop(); close(stopped) }()
+		// Released once Stop has begun: Watch reports false from then on.
+		probe := &timeout{id: 1, out: make(chan expiry, 1)}
+		giveUp := time.Now().Add(5 * time.Second)
+		for w.Watch(&probe.Entry, probe, start.Add(time.Hour), start) {
+			require.True(t, w.Cancel(&probe.Entry))
+			require.True(t, time.Now().Before(giveUp), "Watch still reports true 5s after Stop was called")
+			runtime.Gosched()
+		}
+		close(r.hold)
+		within(t, stopped)
+		assert.Zero(t, w.Len())
+		// The entry is free for another watchdog: it is not left marked
+		// as renewing in this one.
+		_, w2 := newMocked(t)
+		assert.NotPanics(t, func() { w2.Watch(&r.Entry, r, start.Add(time.Hour), start) })
+	})
+}
+
+// newBatched starts a watchdog on a fresh mock clock that reports the
+// end of each pass on the returned channel.
+func newBatched(t *testing.T) (*clock.Mock, *watchdog.Watchdog, chan struct{}) {
+	batches := make(chan struct{}, 8)
+	mock, w := newMocked(t, watchdog.AfterBatch(func() { batches <- struct{}{} }))
+	return mock, w, batches
+}
