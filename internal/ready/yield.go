@@ -59,6 +59,24 @@ func Yield() {
 	}
 }
 
+// YieldGlobal is runtime.Gosched, which puts the caller in the run queue
+// every processor takes from, unless a Gosched (here or in Yield) has
+// lately come back slow: then, for localRest, it does nothing. It is for
+// a goroutine that yields so that another processor takes it up (the
+// watchdog's, after starting a helper on its own processor); behind
+// goroutines that never yield, that costs one of their time slices.
+func YieldGlobal() {
+	t := now() // clock seam: how long the scheduler took, in real time on any clock
+	if t < localUntil.Load() {
+		return
+	}
+	localUntil.Store(0)
+	runtime.Gosched()
+	if end := now(); end-t > slowYield { // clock seam: as above
+		localUntil.Store(end + localRest)
+	}
+}
+
 // A Gosched that takes longer than slowYield has waited behind other
 // code's time slices (on a quiet machine one takes microseconds). Yield
 // then stays on its processor for localRest: on a machine that stays

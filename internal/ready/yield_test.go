@@ -109,3 +109,48 @@ func TestYieldStaysLocalWhenItDoesNotReadTheClock(t *testing.T) {
 		t.Errorf("resting, Yield let the CPU-bound goroutine run in %d of 10 yields", n)
 	}
 }
+
+func TestYieldGlobalStopsYieldingBehindCodeThatNeverYields(t *testing.T) {
+	quiet(t)
+	// The first yield waits out the CPU-bound goroutine's time slice;
+	// the others do not yield at all.
+	if n := turnsTaken(YieldGlobal); n > 2 {
+		t.Errorf("the CPU-bound goroutine ran in %d of 10 yields", n)
+	}
+	if localUntil.Load() <= now() {
+		t.Error("a slow yield did not make YieldGlobal rest")
+	}
+}
+
+func TestYieldGlobalRestsAfterASlowYield(t *testing.T) {
+	quiet(t)
+	defer func(f func() int64) { now = f }(now)
+	var clock, reads atomic.Int64
+	step := func(d int64) func() int64 {
+		return func() int64 { reads.Add(1); return clock.Add(d) }
+	}
+	now = step(slowYield / 4)
+	YieldGlobal()
+	if localUntil.Load() != 0 {
+		t.Fatal("a quick yield made YieldGlobal rest")
+	}
+	now = step(slowYield + 1)
+	YieldGlobal()
+	end := clock.Load()
+	if got := localUntil.Load(); got != end+localRest {
+		t.Fatalf("after a slow yield, resting until %d; want %d", got, end+localRest)
+	}
+	now = step(0)
+	clock.Store(end + localRest - 1)
+	reads.Store(0)
+	YieldGlobal()
+	if reads.Load() != 1 {
+		t.Fatalf("resting, YieldGlobal read the clock %d times; want once (no yield to time)", reads.Load())
+	}
+	clock.Store(end + localRest)
+	reads.Store(0)
+	YieldGlobal() // the rest is over: Gosched, timed, quick
+	if reads.Load() != 2 || localUntil.Load() != 0 {
+		t.Fatalf("after the rest: %d readings, resting until %d; want 2 and 0", reads.Load(), localUntil.Load())
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/crisprt/crisp/internal/gid"
 	"github.com/crisprt/crisp/internal/ready"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -335,3 +336,79 @@ func TestTheWokenGoroutineWaitingForTheLockStaysMarked(t *testing.T) {
 	assert.Equal(t, int64(noDue), w.due.Load(), "nothing is watched once the pass is over")
 	assert.Zero(t, ready.N())
 }
+
+// stuckOnTarget renews as renewingTarget does, but blocks on the
+// goroutine whose id is in on (on any, if always is set) until release
+// is closed.
+type stuckOnTarget struct {
+	renewingTarget
+	on      *atomic.Uintptr
+	always  bool
+	release chan struct{}
+}
+
+func (s *stuckOnTarget) Renew(now time.Time) time.Time {
+	if s.always || uintptr(gid.Current()) == s.on.Load() {
+		<-s.release
+	}
+	return s.renewingTarget.Renew(now)
+}
+
+// A helper watches its renewals again every helperFlush, not only once
+// it is through: here the watchdog's goroutine is stuck on its first
+// target and the helper on the last, as either may be, beside
+// goroutines that never yield, waiting out their time slices; the
+// entries the helper renewed before are watched meanwhile.
+func TestAHelperRenewsAsItGoes(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("no helper on one processor")
+	}
+	var wdg atomic.Uintptr
+	w := New(nil)
+	defer w.Stop()
+	const n = 4 * helpMin
+	release := make(chan struct{})
+	entries := make([]Entry, n)
+	targets := make([]stuckOnTarget, n)
+	// The watchdog's goroutine, found by a pass of its own.
+	found := make(chan struct{})
+	var first Entry
+	now := w.clk.Now()
+	require.True(t, w.Watch(&first, foundTarget(func() { wdg.Store(uintptr(gid.Current())); close(found) }), now.Add(time.Microsecond), now))
+	<-found
+	w.mu.Lock()
+	for i := range entries {
+		targets[i].on, targets[i].release = &wdg, release
+		w.seq++
+		e := &entries[i]
+		e.w, e.seq = w, w.seq
+		w.heap = append(w.heap, slot{key: -int64(time.Second) + int64(i), seq: w.seq, e: e, t: &targets[i]})
+		w.up(len(w.heap) - 1)
+	}
+	targets[n-1].always = true // the helper's last claim: targets are claimed in order
+	w.mu.Unlock()
+	w.fired()
+	giveUp := time.Now().Add(5 * time.Second)
+	taken := func() bool { // the batch is out of the heap, and shared
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.firing && w.helping > 0
+	}
+	for !taken() {
+		require.True(t, time.Now().Before(giveUp), "no shared pass 5s after the timer fired")
+		runtime.Gosched()
+	}
+	for w.Len() < helperFlush {
+		if time.Now().After(giveUp) {
+			close(release)
+			require.FailNow(t, "the helper's renewals were not watched while the watchdog's goroutine was stuck", "%d watched", w.Len())
+		}
+		runtime.Gosched()
+	}
+	close(release)
+}
+
+// foundTarget is a Target made of a function.
+type foundTarget func()
+
+func (f foundTarget) Expire(time.Time) { f() }
