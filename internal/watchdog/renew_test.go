@@ -1,7 +1,6 @@
 package watchdog_test
 
 import (
-	"runtime"
 	"testing"
 	"time"
 
@@ -62,12 +61,7 @@ func TestARenewerIsWatchedAgainForWhatRenewReturns(t *testing.T) {
 func TestAWatchOrCancelWhileARenewalIsPendingWins(t *testing.T) {
 	t.Run("Watch", func(t *testing.T) {
 		mock, w, batches := newBatched(t)
-		start := mock.Now()
-		r := newRenewer(time.Hour, 2)
-		r.hold = make(chan struct{})
-		require.True(t, w.Watch(&r.Entry, r, start.Add(ms), start))
-		mock.Add(ms)
-		within(t, r.out) // Renew is running; it will ask for an hour on
+		r := renewing(t, mock, w, time.Hour) // it will ask for an hour on
 		now := mock.Now()
 		require.True(t, w.Watch(&r.Entry, r, now.Add(2*ms), now))
 		close(r.hold)
@@ -81,12 +75,7 @@ func TestAWatchOrCancelWhileARenewalIsPendingWins(t *testing.T) {
 
 	t.Run("Cancel", func(t *testing.T) {
 		mock, w, batches := newBatched(t)
-		start := mock.Now()
-		r := newRenewer(ms, 2)
-		r.hold = make(chan struct{})
-		require.True(t, w.Watch(&r.Entry, r, start.Add(ms), start))
-		mock.Add(ms)
-		within(t, r.out)
+		r := renewing(t, mock, w, ms)
 		assert.False(t, w.Cancel(&r.Entry), "Cancel reported a renewing entry as watched")
 		close(r.hold)
 		within(t, batches)
@@ -99,21 +88,10 @@ func TestAWatchOrCancelWhileARenewalIsPendingWins(t *testing.T) {
 		mock := clock.NewMock()
 		w := watchdog.New(mock)
 		start := mock.Now()
-		r := newRenewer(ms, 2)
-		r.hold = make(chan struct{})
-		require.True(t, w.Watch(&r.Entry, r, start.Add(ms), start))
-		mock.Add(ms)
-		within(t, r.out)
+		r := renewing(t, mock, w, ms)
 		stopped := make(chan struct{})
 		go func() { w.Stop(); close(stopped) }()
-		// Released once Stop has begun: Watch reports false from then on.
-		probe := &timeout{id: 1, out: make(chan expiry, 1)}
-		giveUp := time.Now().Add(5 * time.Second)
-		for w.Watch(&probe.Entry, probe, start.Add(time.Hour), start) {
-			require.True(t, w.Cancel(&probe.Entry))
-			require.True(t, time.Now().Before(giveUp), "Watch still reports true 5s after Stop was called")
-			runtime.Gosched()
-		}
+		waitStopping(t, w, start) // then released
 		close(r.hold)
 		within(t, stopped)
 		assert.Zero(t, w.Len())
@@ -122,6 +100,19 @@ func TestAWatchOrCancelWhileARenewalIsPendingWins(t *testing.T) {
 		_, w2 := newMocked(t)
 		assert.NotPanics(t, func() { w2.Watch(&r.Entry, r, start.Add(time.Hour), start) })
 	})
+}
+
+// renewing watches a renewer that asks for period more, and returns it
+// once the watchdog is in its Renew, held there until r.hold is closed.
+func renewing(t *testing.T, mock *clock.Mock, w *watchdog.Watchdog, period time.Duration) *renewer {
+	t.Helper()
+	start := mock.Now()
+	r := newRenewer(period, 2)
+	r.hold = make(chan struct{})
+	require.True(t, w.Watch(&r.Entry, r, start.Add(ms), start))
+	mock.Add(ms)
+	within(t, r.out)
+	return r
 }
 
 // newBatched starts a watchdog on a fresh mock clock that reports the

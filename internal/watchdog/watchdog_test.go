@@ -482,14 +482,7 @@ func TestStop(t *testing.T) {
 			w.Stop()
 			stopped <- x.finished.Load()
 		}()
-		// Watch reports false once Stop has begun.
-		probe := &timeout{id: 1, out: make(chan expiry, 1)}
-		giveUp := time.Now().Add(5 * time.Second)
-		for w.Watch(&probe.Entry, probe, now.Add(time.Hour), now) {
-			require.True(t, w.Cancel(&probe.Entry))
-			require.True(t, time.Now().Before(giveUp), "Watch still reports true 5s after Stop was called")
-			runtime.Gosched()
-		}
+		waitStopping(t, w, now)
 		select {
 		case <-stopped:
 			assert.Fail(t, "Stop returned while a target was still running")
@@ -523,6 +516,19 @@ func TestStop(t *testing.T) {
 			assert.Zero(t, w.Len())
 		})
 	})
+}
+
+// waitStopping returns once Stop has begun, which it tells by Watch
+// reporting false (now is a reading of w's clock).
+func waitStopping(t *testing.T, w *watchdog.Watchdog, now time.Time) {
+	t.Helper()
+	probe := &timeout{id: 1, out: make(chan expiry, 1)}
+	giveUp := time.Now().Add(5 * time.Second)
+	for w.Watch(&probe.Entry, probe, now.Add(time.Hour), now) {
+		require.True(t, w.Cancel(&probe.Entry))
+		require.True(t, time.Now().Before(giveUp), "Watch still reports true 5s after Stop was called")
+		runtime.Gosched()
+	}
 }
 
 // sleepUntil lets a synctest bubble's clock run to when (firing the
