@@ -925,6 +925,8 @@ const (
 // reuse: w.batch, or w.spare for the helper.
 func (w *Watchdog) share(batch []expiry, now time.Time, renew, helperRenew []renewal) []renewal {
 	var next atomic.Int64
+	// claim calls targets until none is left; with flush > 0 it watches
+	// its renewals again each time it holds flush of them.
 	claim := func(renew []renewal, flush int) []renewal {
 		for {
 			i := next.Add(1) - 1
@@ -932,7 +934,7 @@ func (w *Watchdog) share(batch []expiry, now time.Time, renew, helperRenew []ren
 				return renew
 			}
 			renew = w.call(&batch[i], now, renew)
-			if len(renew) == flush {
+			if flush > 0 && len(renew) == flush {
 				ready.Lock(&w.mu)
 				w.renewAll(renew)
 				w.mu.Unlock()
