@@ -48,7 +48,8 @@ func (c *timelinessCmd) Help() string {
 tables (or JSON), optionally with an SVG chart:
 
   lag       real clock: deadline to the return of the caller's Get, against
-            time.AfterFunc and context.WithDeadline; also on virtual time.
+            time.AfterFunc, context.WithDeadline and a bare time.Timer
+            (the floor for any Go code); also on virtual time.
             Actors idle (held by a blocked handler), busy (20-50µs
             CPU-bound handlers) or long (250-350µs handlers, every probe on
             one stuck actor); each cell also beside --hogs goroutines that

@@ -8,8 +8,10 @@
 //
 //   - Lag (real clock): the time from a message's deadline to the moment
 //     a goroutine blocked in the future's Get returns the miss, against
-//     a time.AfterFunc per message and a context.WithDeadline per
-//     message; VirtualLag runs the same scenario on virtual time.
+//     a time.AfterFunc per message, a context.WithDeadline per message
+//     and a goroutine blocked on a bare time.Timer (the floor for any
+//     Go code woken at a deadline); VirtualLag runs the same scenario
+//     on virtual time.
 //   - Lateness (virtual time): how long before its deadline each message
 //     that runs starts, and how long it waits behind a message that
 //     was already running (non-preemptive blocking), per policy.

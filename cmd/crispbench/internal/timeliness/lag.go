@@ -79,10 +79,18 @@ const (
 	// Context: a context.WithDeadline per message; the caller blocks on
 	// its Done channel.
 	Context
+	// Timer: the caller blocks on a time.Timer's channel until the
+	// deadline, and nothing else happens: no future, no callback, no
+	// actor. It is the floor for any Go code that must wake at a
+	// deadline on that machine and under that load, crisp's included:
+	// the runtime's timer, the wake-up of a parked goroutine and its wait
+	// for a processor. Beside goroutines that never yield that wait is
+	// the runtime's 10 ms preemption slice or more.
+	Timer
 )
 
 // Mechanisms lists the mechanisms in the order reports show them.
-var Mechanisms = []Mechanism{Crisp, CrispPrecision, AfterFunc, Context}
+var Mechanisms = []Mechanism{Crisp, CrispPrecision, AfterFunc, Context, Timer}
 
 // MarshalText writes the mechanism's name, for JSON.
 func (m Mechanism) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
@@ -101,6 +109,8 @@ func (m Mechanism) String() string {
 		return "AfterFunc"
 	case Context:
 		return "context"
+	case Timer:
+		return "timer"
 	}
 	return fmt.Sprintf("Mechanism(%d)", int(m))
 }
@@ -504,6 +514,18 @@ func lagRun(ctx context.Context, c LagConfig, cell LagCell, mech Mechanism) (Lag
 					<-dctx.Done()
 					missed = dctx.Err() == context.DeadlineExceeded
 					cancel()
+				case Timer:
+					t := time.NewTimer(time.Until(dl))
+					if first {
+						firstSent.Done()
+						first = false
+					}
+					select {
+					case <-t.C:
+						missed = true
+					case <-base.Done(): // the run ends
+						t.Stop()
+					}
 				}
 				now := time.Now()
 				if inWindow {
@@ -596,7 +618,7 @@ func (r *LagResult) Tables() []Table {
 	for _, pending := range c.Pending {
 		t := Table{
 			Title: fmt.Sprintf("miss notification lag, %s pending deadlines", fmtInt(int64(pending))),
-			Note: fmt.Sprintf("Deadline to the return of the caller's Get (context: of <-ctx.Done()). Each waiter's deadlines are U(S/2, 3S/2) apart, S = %v: %s deadlines a second. "+
+			Note: fmt.Sprintf("Deadline to the return of the caller's Get (context: of <-ctx.Done(); timer: of <-t.C, a bare time.Timer, the floor for any Go code woken at a deadline). Each waiter's deadlines are U(S/2, 3S/2) apart, S = %v: %s deadlines a second. "+
 				"%d run(s) per row, samples merged; \"p99 runs\" is the range of the runs' own p99. \"detect p99\": MissedError.Detected − Deadline.",
 				c.span(pending), fmtInt(int64(float64(pending)/c.span(pending).Seconds())), c.Repeat),
 			Header: []string{"actors", "load", "hogs", "mechanism", "misses", "p50", "p99", "p99.9", "max", "p99 runs", "detect p99", "CPU/s", "sent late", "censored"},
