@@ -515,7 +515,13 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 		}
 		a.deliverFailed()
 		switch {
-		case m == nil && grace > 0 && g.runners.Load() <= g.n.Load():
+		// Linger only while a worker is free: with none (all serving
+		// other runners, or benched by a restart's backoff) the work
+		// that arrives stays in the intake, linger returns at once with
+		// its grace untouched, and the runner went round this loop for
+		// good, its group never idle (a test with the only worker
+		// benched, one run in 300 beside two CPU hogs under -race).
+		case m == nil && grace > 0 && len(g.free) > 0 && g.runners.Load() <= g.n.Load():
 			a.mu.Unlock()
 			grace = a.linger(grace)
 			a.mu.Lock()
