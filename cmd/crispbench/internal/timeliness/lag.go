@@ -464,7 +464,7 @@ func lagRun(ctx context.Context, c LagConfig, cell LagCell, mech Mechanism) (Lag
 			if cell.Load == Long {
 				a = actors[0]
 			}
-			first := true
+			sent := sync.OnceFunc(firstSent.Done) // once its first deadline is out
 			for !aborted.Load() {
 				dl := t0.Add(off)
 				inWindow := off >= winStart && off <= winEnd
@@ -481,10 +481,7 @@ func lagRun(ctx context.Context, c LagConfig, cell LagCell, mech Mechanism) (Lag
 				switch mech {
 				case Crisp, CrispPrecision:
 					f := crisp.Call(a, probe, crisp.By(dl))
-					if first {
-						firstSent.Done()
-						first = false
-					}
+					sent()
 					_, err := f.Get()
 					var me *deadline.MissedError
 					if missed = errors.As(err, &me); missed {
@@ -499,27 +496,18 @@ func lagRun(ctx context.Context, c LagConfig, cell LagCell, mech Mechanism) (Lag
 						b.t.Stop()
 						p.Fail(errAborted)
 					}
-					if first {
-						firstSent.Done()
-						first = false
-					}
+					sent()
 					_, err := p.Future().Get()
 					missed = err == deadline.ErrMissed
 				case Context:
 					dctx, cancel := context.WithDeadline(base, dl)
-					if first {
-						firstSent.Done()
-						first = false
-					}
+					sent()
 					<-dctx.Done()
 					missed = dctx.Err() == context.DeadlineExceeded
 					cancel()
 				case Timer:
 					t := time.NewTimer(time.Until(dl))
-					if first {
-						firstSent.Done()
-						first = false
-					}
+					sent()
 					select {
 					case <-t.C:
 						missed = true
@@ -544,9 +532,7 @@ func lagRun(ctx context.Context, c LagConfig, cell LagCell, mech Mechanism) (Lag
 				}
 				off += span/2 + time.Duration(r.Int64N(int64(span)))
 			}
-			if first {
-				firstSent.Done()
-			}
+			sent() // if the run was aborted before it sent any
 		}()
 	}
 	firstSent.Wait()
