@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -81,15 +82,30 @@ func TestDeadlinesInASystem(t *testing.T) {
 		}
 		// The actor is busy until release, so the system is never idle.
 		// Instead, before each firing, wait until every call whose
-		// deadline has come is decided: the watchdog has then done its
-		// work at this instant, and armed its timer for the next deadline.
+		// deadline has come is decided, and then until the clock holds a
+		// timer at or before the next undecided deadline: the watchdog
+		// fails a batch before it arms its timer for the next one, so a
+		// decided call alone does not say the timer is set, and a driver
+		// that looked too soon would find nothing to fire and stop.
 		idle := func(ctx context.Context) error {
+			var next time.Time
 			for i, f := range fs {
 				if !dls[i].After(vc.Now()) {
 					if _, err := f.GetContext(ctx); errors.Is(err, ctx.Err()) {
 						return err
 					}
+				} else if !f.Ready() && (next.IsZero() || dls[i].Before(next)) {
+					next = dls[i]
 				}
+			}
+			for !next.IsZero() {
+				if at, ok := vc.Next(); ok && !at.After(next) {
+					break
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				runtime.Gosched()
 			}
 			return nil
 		}
