@@ -3,6 +3,7 @@ package crisp
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,11 +21,19 @@ type asideSeen struct {
 	watched  bool // the watchdog watched the actor
 }
 
-// asideBacklog is how many messages a test's backlog has: the runner
-// yields after each, and one schedule in 61 Go runs it again before the
-// goroutine a test looks through, so one yield alone made the tests fail
-// about once in 30.
-const asideBacklog = 8
+// asideTries is how many times a test repeats its scenario until the
+// goroutine it looks through has run during the runner's first yield,
+// the one right after the handler that made the goroutine runnable.
+// Only there does the runner yield with its backlog still in the intake:
+// the next message it takes drains the intake into its queue, and its
+// later yields are unmarked (stepAside reads the intake, not the queue,
+// which needs the lock). Go puts the yielding runner back first about
+// once in 61 schedules (it then takes the global queue first, to be
+// fair to it), and under the race detector, which shuffles where new
+// goroutines go, the goroutine missed the first yield in about 1 run
+// in 60 (1 in 3,000 without it): the tests failed that often before
+// they repeated the scenario.
+const asideTries = 30
 
 // yieldingActor spawns an actor on a system of its own whose runners
 // yield after every message (WithYieldEvery(1)), and runs the test on
@@ -46,36 +55,47 @@ func yieldingActor(t *testing.T) *Actor[int] {
 // sends itself its next; the runner yields after the handler
 // (WithYieldEvery(1)), and the goroutine, running meanwhile, sends a
 // Call with a deadline and reports what it saw.
+//
+// With a backlog, only what the goroutine saw during the runner's first
+// yield counts (see asideTries): the scenario is repeated until it ran
+// there, before any message of the backlog.
 func seenWhileAside(t *testing.T, backlog, watched bool) asideSeen {
 	a := yieldingActor(t)
-	seen := make(chan asideSeen, 1)
-	var f *future.Future[int]
-	Tell(a, func(*Proc, int) {
-		// Several: one schedule in 61 Go runs the yielding runner again
-		// before the goroutine below, and the runner yields after each.
-		for range asideBacklog {
+	for range asideTries {
+		var ran atomic.Bool
+		mark := func(*Proc, int) { ran.Store(true) }
+		seen := make(chan asideSeen, 1)
+		first := make(chan bool, 1)
+		var f *future.Future[int]
+		Tell(a, func(*Proc, int) {
 			switch {
 			case backlog && watched:
-				Tell(a, func(*Proc, int) {}, Within(time.Hour))
+				Tell(a, mark, Within(time.Hour))
 			case backlog:
-				Tell(a, func(*Proc, int) {})
+				Tell(a, mark)
 			}
+			go func() { // runs while the runner waits in its yield
+				f = Call(a, func(*Proc, int) (int, error) { return 1, nil }, Within(time.Hour))
+				queued := &call[int, int]{a: a} // what ResultSoon sees of a queued call of a
+				s := asideSeen{
+					occupied: a.core.occupied(),
+					soon:     queued.ResultSoon(),
+					intake:   a.core.intake.Load() != nil,
+					watched:  a.core.wdKey.Load() != noWatch,
+				}
+				first <- !ran.Load() // read after looking: nothing of the backlog had run by then
+				seen <- s
+			}()
+		})
+		s, ok := <-seen, <-first
+		_, err := f.Get()
+		require.NoError(t, err)
+		if ok || !backlog {
+			return s
 		}
-		go func() { // runs while the runner waits in its yield
-			f = Call(a, func(*Proc, int) (int, error) { return 1, nil }, Within(time.Hour))
-			queued := &call[int, int]{a: a} // what ResultSoon sees of a queued call of a
-			seen <- asideSeen{
-				occupied: a.core.occupied(),
-				soon:     queued.ResultSoon(),
-				intake:   a.core.intake.Load() != nil,
-				watched:  a.core.wdKey.Load() != noWatch,
-			}
-		}()
-	})
-	s := <-seen
-	_, err := f.Get()
-	require.NoError(t, err)
-	return s
+	}
+	t.Fatalf("the goroutine never ran during the runner's first yield in %d tries", asideTries)
+	return asideSeen{}
 }
 
 // A runner that yields the processor between two messages waits behind
@@ -111,21 +131,30 @@ func TestARunnerWithoutABacklogYieldsUnmarked(t *testing.T) {
 // one.
 func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
 	a := yieldingActor(t)
-	seen := make(chan [2]bool, 1)
-	done := make(chan struct{})
-	Tell(a, func(*Proc, int) {
-		for range asideBacklog {
-			Tell(a, func(*Proc, int) {}) // the backlog (see seenWhileAside)
+	for range asideTries {
+		var ran atomic.Bool
+		seen := make(chan [2]bool, 1)
+		first := make(chan bool, 1)
+		done := make(chan struct{})
+		Tell(a, func(*Proc, int) {
+			Tell(a, func(*Proc, int) { ran.Store(true) }) // the backlog (see seenWhileAside)
+			go func() {                                   // runs while the runner waits in its yield
+				Tell(a, func(*Proc, int) { close(done) })
+				s := [2]bool{a.core.occupied(), a.core.intake.Load() != nil}
+				first <- !ran.Load()
+				seen <- s
+			}()
+		})
+		s, ok := <-seen, <-first
+		<-done
+		if !ok {
+			continue // it ran after the first yield: see asideTries
 		}
-		go func() { // runs while the runner waits in its yield
-			Tell(a, func(*Proc, int) { close(done) })
-			seen <- [2]bool{a.core.occupied(), a.core.intake.Load() != nil}
-		}()
-	})
-	s := <-seen
-	<-done
-	require.True(t, s[0], "the runner with a backlog did not mark its actor while it yielded")
-	require.True(t, s[1], "the plain message was queued by its sender, not left in the intake")
+		require.True(t, s[0], "the runner with a backlog did not mark its actor while it yielded")
+		require.True(t, s[1], "the plain message was queued by its sender, not left in the intake")
+		return
+	}
+	t.Fatalf("the goroutine never ran during the runner's first yield in %d tries", asideTries)
 }
 
 // A runner keeps its actor marked as in a handler from one message to
