@@ -363,11 +363,36 @@ func TestAHelperRenewsAsItGoes(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("no helper on one processor")
 	}
+	for range helperTries {
+		if helperRenewsAsItGoes(t) {
+			return
+		}
+	}
+	t.Fatalf("the watchdog's goroutine never claimed a target of the shared batch in %d tries", helperTries)
+}
+
+// helperTries is how many times TestAHelperRenewsAsItGoes sets its
+// scenario up until the watchdog's goroutine gets stuck in its share of
+// the batch. It yields once after starting the helper (YieldGlobal), and
+// the helper may then claim every target before it claims one: its pass
+// is then over, stuck nowhere, and the scenario did not come about.
+// Under the race detector beside two goroutines that never yield that
+// happened in 1 run in 40 to 75, and the test failed ("no shared pass"),
+// or, before the release below was deferred, hung in Stop.
+const helperTries = 20
+
+// helperRenewsAsItGoes runs TestAHelperRenewsAsItGoes's scenario once
+// and reports whether it came about (see helperTries).
+func helperRenewsAsItGoes(t *testing.T) bool {
 	var wdg atomic.Uintptr
 	w := New(nil)
 	defer w.Stop()
 	const n = 4 * helpMin
 	release := make(chan struct{})
+	// Deferred after Stop, so it runs first: a failing check must let
+	// the stuck targets go, or Stop waits for them for good.
+	unblock := sync.OnceFunc(func() { close(release) })
+	defer unblock()
 	entries := make([]Entry, n)
 	targets := make([]stuckOnTarget, n)
 	// The watchdog's goroutine, found by a pass of its own.
@@ -389,23 +414,34 @@ func TestAHelperRenewsAsItGoes(t *testing.T) {
 	w.mu.Unlock()
 	w.fired()
 	giveUp := time.Now().Add(5 * time.Second)
-	taken := func() bool { // the batch is out of the heap, and shared
+	// The batch is out of the heap and shared: stuck is true while the
+	// watchdog's goroutine is in its share, done once it is through with
+	// the helper still at work.
+	shared := func() (stuck, done bool) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		return w.firing && w.helping > 0
+		return w.firing && w.helping > 0, !w.firing && w.helping > 0
 	}
-	for !taken() {
+	for {
+		stuck, done := shared()
+		if stuck {
+			break
+		}
+		if done {
+			return false
+		}
 		require.True(t, time.Now().Before(giveUp), "no shared pass 5s after the timer fired")
 		runtime.Gosched()
 	}
 	for w.Len() < helperFlush {
 		if time.Now().After(giveUp) {
-			close(release)
+			unblock()
 			require.FailNow(t, "the helper's renewals were not watched while the watchdog's goroutine was stuck", "%d watched", w.Len())
 		}
 		runtime.Gosched()
 	}
-	close(release)
+	unblock()
+	return true
 }
 
 // foundTarget is a Target made of a function.
