@@ -49,19 +49,43 @@ func TestSectionsRunQuickly(t *testing.T) {
 func TestLagMeasuresEveryCell(t *testing.T) {
 	c := timeliness.DefaultLag(true)
 	c.Pending, c.Loads = []int{50}, []timeliness.Load{timeliness.Idle}
-	r, err := timeliness.Lag(context.Background(), c, nil)
-	require.NoError(t, err)
-	require.Len(t, r.Cells, 1)
+	// 50 waiters, a deadline every 2ms on average each, over a 30ms
+	// window: some 750 misses. But the window is real time, and on a
+	// loaded machine a mechanism's waiters may not get a processor in it
+	// (the AfterFunc row counted none in 1 of 18 runs under the race
+	// detector beside two goroutines that never yield): the cell is
+	// measured again, up to lagTries times, until every row has its
+	// misses.
+	const lagTries = 5
+	var r *timeliness.LagResult
+	for try := 1; ; try++ {
+		var err error
+		r, err = timeliness.Lag(context.Background(), c, nil)
+		require.NoError(t, err)
+		require.Len(t, r.Cells, 1)
+		if try == lagTries || everyRowOver(r, c.Mechanisms, 200) {
+			break
+		}
+	}
 	for _, m := range c.Mechanisms {
 		q := r.Cells[0].Merged[m.String()]
-		// 50 waiters, a deadline every 2ms on average each, over a 30ms
-		// window: some 750 misses, whatever the machine.
 		assert.Greater(t, q.Count, int64(200), m.String())
 		assert.GreaterOrEqual(t, q.Max, q.P50, m.String())
 	}
 	require.Len(t, r.Virtual, 1)
 	assert.Zero(t, r.Virtual[0].NonZero)
 	assert.Positive(t, r.Virtual[0].Misses)
+}
+
+// everyRowOver reports whether every mechanism's row of r's one cell
+// counted more than n misses.
+func everyRowOver(r *timeliness.LagResult, ms []timeliness.Mechanism, n int64) bool {
+	for _, m := range ms {
+		if r.Cells[0].Merged[m.String()].Count <= n {
+			return false
+		}
+	}
+	return true
 }
 
 // The long load's cell runs: every probe waits on one stuck actor while
