@@ -61,7 +61,7 @@ func yieldingActor(t *testing.T) *Actor[int] {
 // there, before any message of the backlog.
 func seenWhileAside(t *testing.T, backlog, watched bool) asideSeen {
 	a := yieldingActor(t)
-	for range asideTries {
+	return firstYield(t, func() (asideSeen, bool) {
 		var ran atomic.Bool
 		mark := func(*Proc, int) { ran.Store(true) }
 		seen := make(chan asideSeen, 1)
@@ -90,12 +90,23 @@ func seenWhileAside(t *testing.T, backlog, watched bool) asideSeen {
 		s, ok := <-seen, <-first
 		_, err := f.Get()
 		require.NoError(t, err)
-		if ok || !backlog {
+		return s, ok || !backlog
+	})
+}
+
+// firstYield runs try, one run of a test's scenario, until the goroutine
+// the test looks through ran during the runner's first yield (try
+// reports whether it did), up to asideTries times, and returns what that
+// run saw.
+func firstYield[T any](t *testing.T, try func() (T, bool)) T {
+	for range asideTries {
+		if s, ok := try(); ok {
 			return s
 		}
 	}
 	t.Fatalf("the goroutine never ran during the runner's first yield in %d tries", asideTries)
-	return asideSeen{}
+	var none T
+	return none
 }
 
 // A runner that yields the processor between two messages waits behind
@@ -131,7 +142,7 @@ func TestARunnerWithoutABacklogYieldsUnmarked(t *testing.T) {
 // one.
 func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
 	a := yieldingActor(t)
-	for range asideTries {
+	s := firstYield(t, func() ([2]bool, bool) {
 		var ran atomic.Bool
 		seen := make(chan [2]bool, 1)
 		first := make(chan bool, 1)
@@ -147,14 +158,10 @@ func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
 		})
 		s, ok := <-seen, <-first
 		<-done
-		if !ok {
-			continue // it ran after the first yield: see asideTries
-		}
-		require.True(t, s[0], "the runner with a backlog did not mark its actor while it yielded")
-		require.True(t, s[1], "the plain message was queued by its sender, not left in the intake")
-		return
-	}
-	t.Fatalf("the goroutine never ran during the runner's first yield in %d tries", asideTries)
+		return s, ok
+	})
+	require.True(t, s[0], "the runner with a backlog did not mark its actor while it yielded")
+	require.True(t, s[1], "the plain message was queued by its sender, not left in the intake")
 }
 
 // A runner keeps its actor marked as in a handler from one message to
