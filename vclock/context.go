@@ -144,6 +144,16 @@ func (x *deadlineCtx) follow(parent context.Context) {
 // cancel ends x with err, if it has not ended, and then calls the
 // functions registered with AfterFunc, in the order they were registered.
 func (x *deadlineCtx) cancel(err, cause error) {
+	// The expiry leaves the clock before done closes, so that a waiter
+	// woken by done finds it gone (Next). It closed first once in 60
+	// loaded runs of TestContexts under -race.
+	x.clk.mu.Lock()
+	if e := x.ev; e != nil && e.index >= 0 {
+		x.clk.dropLocked(e)
+	}
+	x.ev = nil
+	x.clk.mu.Unlock()
+
 	x.mu.Lock()
 	if x.err != nil {
 		x.mu.Unlock()
@@ -159,12 +169,6 @@ func (x *deadlineCtx) cancel(err, cause error) {
 	if unfollow != nil {
 		unfollow()
 	}
-	x.clk.mu.Lock()
-	if e := x.ev; e != nil && e.index >= 0 {
-		x.clk.dropLocked(e)
-	}
-	x.ev = nil
-	x.clk.mu.Unlock()
 	fs := make([]*hook, 0, len(hooks))
 	for h := range hooks {
 		fs = append(fs, h)
