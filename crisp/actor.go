@@ -20,8 +20,11 @@ import (
 // struct, so that handlers can change it.
 //
 // An idle actor holds no goroutine: a runner starts when work arrives
-// and exits shortly after none is ready. All methods are safe for
-// concurrent use.
+// and exits shortly after none is ready: after a few scheduler yields,
+// or, for an actor in a conversation while other actors stay busy, once
+// they are idle and at most 2 ms after (on the system's clock; it waits
+// parked for its partner's next message meanwhile). All methods are
+// safe for concurrent use.
 type Actor[S any] struct {
 	core
 	state S
@@ -85,8 +88,10 @@ const (
 	fFIFO    // the policy queue misbehaved again after a rebuild: arrival order from now on; set under mu
 	fLife    // lifecycle work is due: a backoff, a hook, a graceful stop, a benched worker (lifecycle.go); set under mu
 	fDraining
-	fIdle  // the actor has an idle timeout: release re-arms it
-	fAside // the holder yielded the processor between messages and waits for one again (stepAside)
+	fIdle   // the actor has an idle timeout: release re-arms it
+	fAside  // the holder yielded the processor between messages and waits for one again (stepAside)
+	fConvo  // the actor's last linger found work: its runner parks when out of work (convo.go)
+	fParked // the holder is parked (convo.go); changed under sys.parkMu
 
 	vainShift = 16 // flags>>vainShift&vainMax counts the actor's recent lingers in vain (core.linger)
 	vainMax   = 7  // the mask of that count, and more than its cap
@@ -339,6 +344,7 @@ func (a *core) stop() {
 		return
 	}
 	a.flags.Or(fStopped)
+	a.sys.wakeParked(a)
 	stray := a.intake.Swap(nil)
 	a.fold() // plain messages join the list, and fail with it
 	for m := a.qhead; m != nil; {

@@ -42,6 +42,8 @@ type coopState struct {
 	keys map[any]*keyLine // lines of the keys named by queued or running messages
 
 	life *lifeState // hooks, supervision, timers, the end (lifecycle.go); nil until used
+
+	park parked // the runner parked in a conversation (convo.go); guarded by sys.parkMu
 }
 
 // more returns the actor's coopState, making it if need be. Called with

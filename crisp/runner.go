@@ -212,6 +212,9 @@ func (a *core) stepAsideBy(yield func()) {
 // one message at a time by ever other actors (a ring, a tree of calls)
 // would otherwise pay runnerGrace trips through the scheduler for each
 // message, and one in a conversation still finds its partner.
+//
+// A linger that finds work marks the actor as in a conversation: its
+// runners then park rather than linger (parkLinger, convo.go).
 func (a *core) linger(grace int) int {
 	v := a.flags.Load() >> vainShift & vainMax
 	if v > 0 && ready.Rand()&(1<<v-1) != 0 {
@@ -248,6 +251,9 @@ func (a *core) setVain(v uint32) {
 // start makes sure a goroutine holds the actor, after work was pushed.
 func (a *core) start() {
 	if !a.acquire() {
+		if a.flags.Load()&fParked != 0 {
+			a.sys.wakeParked(a)
+		}
 		return
 	}
 	a.sys.busy.Add(1)
@@ -380,9 +386,19 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 		switch {
 		case m == nil && grace > 0:
 			a.endHandling()
+			if a.flags.Load()&fConvo != 0 && a.mayPark() {
+				c := a.more()
+				a.mu.Unlock()
+				grace = a.parkLinger(p, c, grace)
+				a.mu.Lock()
+				continue
+			}
 			a.mu.Unlock()
 			grace = a.linger(grace)
 			a.mu.Lock()
+			if grace > 0 && a.mayPark() {
+				a.flags.Or(fConvo)
+			}
 		case m == nil:
 			if a.release() {
 				a.mu.Unlock()

@@ -63,6 +63,18 @@ type System struct {
 	maxLinger int32
 	_         [56]byte
 
+	// Runners parked in a conversation (convo.go): parkedN counts them
+	// (read by busyDone without the lock); the list runs from parkHead
+	// to parkTail in the order they parked; sweep wakes, every
+	// parkSweep while sweeping, those parked in a generation before
+	// parkGen.
+	parkedN            atomic.Int64
+	parkMu             sync.Mutex
+	parkHead, parkTail *core
+	parkGen            uint32
+	sweeping           bool
+	sweep              *clock.Timer
+
 	// waiting counts goroutines in waitFor; notify skips the lock when
 	// it is zero.
 	waiting atomic.Int32
@@ -291,6 +303,7 @@ func (s *System) Shutdown(ctx context.Context) error {
 // runs on the caller's goroutine.
 func (s *System) beginShutdown() {
 	s.closed.Store(true)
+	s.dismissParked()
 	var live []*core
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -368,8 +381,12 @@ func (s *System) notify() {
 }
 
 func (s *System) busyDone() {
-	if s.busy.Add(-1) == 0 {
+	n := s.busy.Add(-1)
+	if n == 0 {
 		s.notify()
+	}
+	if pn := s.parkedN.Load(); pn > 0 && n <= pn {
+		s.parkIdle()
 	}
 }
 

@@ -59,6 +59,12 @@ func Yield() {
 	}
 }
 
+// Busy reports whether a Gosched has lately come back slow, so that
+// Yield now yields to the caller's own processor: other code holds the
+// processors, and a yield to the global queue waits behind its time
+// slices.
+func Busy() bool { return localUntil.Load() != 0 }
+
 // YieldGlobal is runtime.Gosched, which puts the caller in the run queue
 // every processor takes from, unless a Gosched (here or in Yield) has
 // lately come back slow: then, for localRest, it does nothing. It is for

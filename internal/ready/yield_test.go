@@ -78,7 +78,7 @@ func TestYieldStaysLocalForTheRestAfterASlowYield(t *testing.T) {
 
 	now = step(slowYield / 4) // each reading a quarter of slowYield on
 	Yield()
-	if localUntil.Load() != 0 {
+	if localUntil.Load() != 0 || Busy() {
 		t.Fatal("a quick yield made Yield stay local")
 	}
 	now = step(slowYield + 1) // more than slowYield between the two readings
@@ -86,6 +86,9 @@ func TestYieldStaysLocalForTheRestAfterASlowYield(t *testing.T) {
 	end := clock.Load()
 	if got := localUntil.Load(); got != end+localRest {
 		t.Fatalf("after a slow yield, local until %d; want %d", got, end+localRest)
+	}
+	if !Busy() {
+		t.Fatal("after a slow yield, Busy reports a quiet machine")
 	}
 	now = clock.Load
 	clock.Store(end + localRest - 1)
@@ -97,6 +100,9 @@ func TestYieldStaysLocalForTheRestAfterASlowYield(t *testing.T) {
 	Yield() // the rest is over: Gosched, quick
 	if got := localUntil.Load(); got != 0 {
 		t.Fatalf("after the rest and a quick yield, local until %d; want 0 (Gosched again)", got)
+	}
+	if Busy() {
+		t.Fatal("after the rest and a quick yield, Busy still reports a busy machine")
 	}
 }
 

@@ -1,0 +1,212 @@
+package crisp
+
+import (
+	"time"
+
+	"github.com/crisprt/crisp/internal/ready"
+)
+
+// A runner out of work lingers for a few yields (linger) in case its
+// actor's next message comes at once, as it does in a conversation:
+// request, reply, request. Each yield is a trip through Go's scheduler,
+// and beside code that never yields every 61st such trip runs that code
+// for a time slice (a runtime trace of a conversation beside two such
+// goroutines put 97.6% of the runners' scheduling delay after linger's
+// yields). An actor whose linger found work is in a conversation
+// (fConvo); its runner, out of work, parks instead: it keeps the actor,
+// counted busy, and waits on its Proc's spot, and the next sender wakes
+// it into the sender's own processor, with no trip through the
+// scheduler's queues and no new goroutine (threadring's hops were 37%
+// goroutine start and exit). On a quiet machine it first yields once
+// and looks, as cheap there as parking and better for a partner on
+// another processor (ready.Busy tells the two machines apart).
+//
+// The park is the brief, bounded grace period the Actor documentation
+// allows an idle actor, and never more. A parked runner is woken, and
+// goes on as a lingering one would, when:
+//   - work arrives (start, called by senders and resumed processes);
+//   - the actor is stopped (stop) or the system shuts down;
+//   - every actor the system holds is parked (busyDone, parkLinger):
+//     nobody is left to send, the system is going idle;
+//   - it has been parked for parkSweep to 2*parkSweep on the system's
+//     clock (sweepParked): a partner that went quiet while the rest of
+//     the system stays busy does not keep it.
+//
+// Woken with no work, it clears fConvo and lets the actor go. Actors
+// with an idle timeout, lifecycle hooks or supervision, and groups,
+// never park: their runners have duties (timers, hooks, workers) that a
+// park would delay.
+
+// parkSweep is the period of the sweep that dismisses runners parked
+// since the sweep before: no runner stays parked longer than twice this
+// on the system's clock.
+const parkSweep = time.Millisecond
+
+// parked is the part of coopState a parking runner uses, guarded by the
+// system's parkMu.
+type parked struct {
+	p          *Proc  // the parked runner; nil while none is
+	prev, next *core  // links in the system's list of parked actors
+	gen        uint32 // the sweep generation it parked in
+}
+
+// mayPark reports whether a's runner may park once its linger finds
+// work. Called with a.mu held.
+func (a *core) mayPark() bool {
+	return a.grp == nil && a.life() == nil && a.flags.Load()&(fIdle|fLife|fStopped) == 0
+}
+
+// parkLinger is linger for an actor in a conversation: it parks p, the
+// runner of a, until one of the events above, and returns the grace
+// left: runnerGrace if work came, 0 otherwise. Where no other actor is
+// held, the partner is not an actor (a goroutine calling and getting),
+// or there is none: it lingers as usual, with grace. c is a's
+// coopState, made by the caller under a.mu; parkLinger is called
+// without it.
+func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
+	s := a.sys
+	if s.busy.Load() <= s.parkedN.Load()+1 {
+		return a.linger(grace)
+	}
+	if !ready.Busy() {
+		ready.Yield()
+		if a.intake.Load() != nil {
+			return runnerGrace
+		}
+	}
+	s.parkMu.Lock()
+	// parkedN goes up before busy is read, and busyDone reads parkedN
+	// after busy goes down: one of the two sees the other.
+	n := s.parkedN.Add(1)
+	if a.intake.Load() != nil || s.busy.Load() <= n || s.closed.Load() {
+		s.parkedN.Add(-1)
+		work := a.intake.Load() != nil
+		if !work {
+			s.dismissAll() // every held actor would be parked: nobody would wake them
+		}
+		s.parkMu.Unlock()
+		if work {
+			return runnerGrace
+		}
+		return a.linger(grace)
+	}
+	p.wake.Expect()
+	c.park.p = p
+	c.park.gen = s.parkGen
+	s.pushParked(a)
+	a.flags.Or(fParked)
+	if !s.sweeping {
+		s.sweeping = true
+		if s.sweep == nil {
+			s.sweep = s.clk.AfterFunc(parkSweep, s.sweepParked)
+		} else {
+			s.sweep.Reset(parkSweep)
+		}
+	}
+	s.parkMu.Unlock()
+	// fParked is set before these are read, and start, stop and
+	// beginShutdown read it after making them true: one side wakes.
+	if a.intake.Load() != nil || a.stopped() || s.closed.Load() {
+		s.wakeParked(a)
+	}
+	p.wake.Wait()
+	if a.intake.Load() != nil {
+		return runnerGrace
+	}
+	a.flags.And(^uint32(fConvo))
+	return 0
+}
+
+// wakeParked wakes a's runner if it is parked.
+func (s *System) wakeParked(a *core) {
+	if a.flags.Load()&fParked == 0 {
+		return
+	}
+	s.parkMu.Lock()
+	if a.flags.Load()&fParked != 0 {
+		s.unpark(a)
+	}
+	s.parkMu.Unlock()
+}
+
+// pushParked puts a at the tail of the list of parked actors, which is
+// in the order they parked. Called with parkMu held.
+func (s *System) pushParked(a *core) {
+	pk := &a.coop.park
+	pk.prev, pk.next = s.parkTail, nil
+	if s.parkTail != nil {
+		s.parkTail.coop.park.next = a
+	} else {
+		s.parkHead = a
+	}
+	s.parkTail = a
+}
+
+// unpark takes a out of the list and signals its parked runner. Called
+// with parkMu held.
+func (s *System) unpark(a *core) {
+	pk := &a.coop.park
+	if pk.prev != nil {
+		pk.prev.coop.park.next = pk.next
+	} else {
+		s.parkHead = pk.next
+	}
+	if pk.next != nil {
+		pk.next.coop.park.prev = pk.prev
+	} else {
+		s.parkTail = pk.prev
+	}
+	p := pk.p
+	*pk = parked{}
+	a.flags.And(^uint32(fParked))
+	s.parkedN.Add(-1)
+	p.wake.Signal()
+}
+
+// dismissAll wakes every parked runner, and stops the sweep. Called
+// with parkMu held.
+func (s *System) dismissAll() {
+	for s.parkHead != nil {
+		s.unpark(s.parkHead)
+	}
+	if s.sweeping {
+		s.sweeping = false
+		s.sweep.Stop()
+	}
+}
+
+// dismissParked wakes every parked runner (beginShutdown).
+func (s *System) dismissParked() {
+	s.parkMu.Lock()
+	s.dismissAll()
+	s.parkMu.Unlock()
+}
+
+// sweepParked runs every parkSweep while runners are parked: it wakes
+// those that parked before the last sweep.
+func (s *System) sweepParked() {
+	s.parkMu.Lock()
+	defer s.parkMu.Unlock()
+	if !s.sweeping {
+		return // stopped after it fired
+	}
+	for s.parkHead != nil && s.parkHead.coop.park.gen != s.parkGen {
+		s.unpark(s.parkHead)
+	}
+	s.parkGen++
+	if s.parkHead == nil {
+		s.sweeping = false
+		return
+	}
+	s.sweep.Reset(parkSweep)
+}
+
+// parkIdle wakes every parked runner if every actor the system holds is
+// parked: called by busyDone once busy is no more than parkedN.
+func (s *System) parkIdle() {
+	s.parkMu.Lock()
+	if s.busy.Load() <= s.parkedN.Load() {
+		s.dismissAll()
+	}
+	s.parkMu.Unlock()
+}

@@ -1,0 +1,248 @@
+package crisp
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crisprt/crisp/internal/gid"
+)
+
+// A parked runner (convo.go) keeps its actor and its goroutine only for
+// the brief, bounded grace period the Actor documentation allows. These
+// tests run in a synctest bubble, where the system's default clock is
+// virtual and synctest.Wait returns once every goroutine is parked.
+
+// convo is a system with a busy actor, held by a handler until release
+// is closed, and an actor in a conversation (fConvo set, as a linger
+// that found work sets it) whose handlers record the goroutine they ran
+// on.
+type convo struct {
+	sys     *System
+	a       *Actor[*[]gid.ID]
+	ran     []gid.ID
+	release chan struct{}
+	busy    *Actor[int]
+}
+
+func newConvo(t *testing.T) *convo {
+	c := &convo{sys: NewSystem(), release: make(chan struct{})}
+	c.busy = Spawn(c.sys, 0)
+	started := make(chan struct{})
+	Tell(c.busy, func(*Proc, int) {
+		close(started)
+		<-c.release
+	})
+	<-started
+	c.a = Spawn(c.sys, &c.ran)
+	c.a.flags.Or(fConvo)
+	return c
+}
+
+// send has a run a message and waits until its runner is parked again
+// (or gone).
+func (c *convo) send() {
+	Tell(c.a, func(_ *Proc, ran *[]gid.ID) { *ran = append(*ran, gid.Current()) })
+	synctest.Wait()
+}
+
+func (c *convo) parked() bool { return c.a.flags.Load()&fParked != 0 }
+
+func (c *convo) sweeping() bool {
+	c.sys.parkMu.Lock()
+	defer c.sys.parkMu.Unlock()
+	return c.sys.sweeping
+}
+
+// finish lets the busy actor go and shuts the system down.
+func (c *convo) finish(t *testing.T) {
+	select {
+	case <-c.release:
+	default:
+		close(c.release)
+	}
+	require.NoError(t, c.sys.Shutdown(context.Background()))
+}
+
+func TestARunnerInAConversationParksAndTheNextSenderWakesIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newConvo(t)
+		defer c.finish(t)
+		c.send()
+		require.True(t, c.parked(), "out of work while another actor is busy, the runner parks")
+		assert.Equal(t, int64(1), c.sys.parkedN.Load())
+		assert.Equal(t, int64(2), c.sys.busy.Load(), "the parked runner keeps its actor")
+		assert.Equal(t, int64(2), c.sys.gor.Load(), "and its goroutine")
+
+		for range 3 {
+			c.send()
+			require.True(t, c.parked())
+		}
+		require.Len(t, c.ran, 4)
+		for i, g := range c.ran {
+			assert.Equal(t, c.ran[0], g, "message %d ran on the parked runner's goroutine, not a new one", i)
+		}
+	})
+}
+
+func TestAParkedRunnerIsDismissedWithinTwoSweeps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newConvo(t)
+		defer c.finish(t)
+		c.send()
+		require.True(t, c.parked())
+		start := time.Now()
+
+		time.Sleep(parkSweep)
+		synctest.Wait()
+		require.True(t, c.parked(), "the first sweep after it parked keeps it")
+
+		time.Sleep(parkSweep)
+		synctest.Wait()
+		assert.False(t, c.parked(), "dismissed by the second sweep, %v after it parked", time.Since(start))
+		assert.Zero(t, c.sys.parkedN.Load())
+		assert.Equal(t, int64(1), c.sys.busy.Load(), "the actor is let go while the other stays busy")
+		assert.Equal(t, int64(1), c.sys.gor.Load(), "and its runner has exited")
+		assert.Zero(t, c.a.flags.Load()&(fConvo|fActive), "a park in vain ends the conversation")
+		c.sys.parkMu.Lock()
+		assert.Nil(t, c.sys.parkHead)
+		c.sys.parkMu.Unlock()
+		assert.False(t, c.sweeping(), "with nobody parked the sweep stops")
+
+		// The next message starts a runner as usual, which lingers and
+		// exits: the actor is no longer in a conversation.
+		c.send()
+		require.Len(t, c.ran, 2)
+		assert.False(t, c.parked())
+		assert.Equal(t, int64(1), c.sys.gor.Load())
+	})
+}
+
+func TestTheSweepDismissesOnlyThoseParkedBeforeTheLastSweep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newConvo(t)
+		defer c.finish(t)
+		c.send() // parks at 0; the sweep is due at parkSweep
+		time.Sleep(parkSweep * 3 / 2)
+		c.send() // woken at 1.5 sweeps, parks again
+		time.Sleep(parkSweep)
+		synctest.Wait() // 2.5: the sweep at 2 saw it parked since 1.5
+		assert.True(t, c.parked(), "parked for one sweep period: kept")
+		time.Sleep(parkSweep)
+		synctest.Wait() // 3.5: the sweep at 3 dismissed it
+		assert.False(t, c.parked())
+		require.Len(t, c.ran, 2)
+		assert.Equal(t, c.ran[0], c.ran[1])
+	})
+}
+
+func TestAParkedRunnerIsDismissedWhenTheSystemGoesIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newConvo(t)
+		defer c.finish(t)
+		start := time.Now()
+		c.send()
+		require.True(t, c.parked())
+		close(c.release)
+		require.NoError(t, c.sys.WaitIdle(context.Background()))
+		synctest.Wait()
+		assert.Zero(t, time.Since(start), "at once, not at a sweep")
+		assert.False(t, c.parked())
+		assert.Zero(t, c.sys.gor.Load(), "no goroutine is left")
+		assert.False(t, c.sweeping(), "nor a sweep")
+	})
+}
+
+func TestParkedRunnersAreAllDismissedWhenTheLastBusyActorIsDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newConvo(t)
+		defer c.finish(t)
+		b := Spawn(c.sys, 0)
+		b.flags.Or(fConvo)
+		c.send()
+		require.True(t, c.parked())
+		// b's runner, out of work, parks too: the busy actor may still
+		// send to either.
+		Tell(b, func(*Proc, int) {})
+		synctest.Wait()
+		require.True(t, b.flags.Load()&fParked != 0)
+		assert.Equal(t, int64(2), c.sys.parkedN.Load())
+		// Once the busy actor is done, both are dismissed.
+		close(c.release)
+		synctest.Wait()
+		assert.Zero(t, c.sys.parkedN.Load())
+		assert.Zero(t, c.sys.busy.Load())
+		assert.Zero(t, c.sys.gor.Load())
+	})
+}
+
+func TestStopDismissesAParkedRunner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newConvo(t)
+		defer c.finish(t)
+		c.send()
+		require.True(t, c.parked())
+		c.a.Stop()
+		synctest.Wait()
+		assert.False(t, c.parked())
+		assert.Equal(t, int64(1), c.sys.gor.Load())
+		_, err := Call(c.a, func(*Proc, *[]gid.ID) (int, error) { return 0, nil }).Get()
+		assert.ErrorIs(t, err, ErrStopped)
+	})
+}
+
+func TestShutdownDismissesAParkedRunner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newConvo(t)
+		c.send()
+		require.True(t, c.parked())
+		done := make(chan error)
+		go func() { done <- c.sys.Shutdown(context.Background()) }()
+		synctest.Wait()
+		assert.False(t, c.parked(), "dismissed while the busy actor still runs")
+		assert.Equal(t, int64(1), c.sys.gor.Load())
+		close(c.release)
+		require.NoError(t, <-done)
+		c.sys.parkMu.Lock()
+		defer c.sys.parkMu.Unlock()
+		assert.False(t, c.sys.sweeping, "Shutdown stops the sweep")
+	})
+}
+
+// Actors whose runners have duties besides messages never park: an idle
+// timeout (armed as the runner lets the actor go), lifecycle hooks and
+// supervision, groups.
+func TestActorsWithDutiesNeverPark(t *testing.T) {
+	for name, opt := range map[string]ActorOption{
+		"idle timeout":  IdleTimeout(time.Hour),
+		"restart":       Restart(func() *[]gid.ID { return new([]gid.ID) }),
+		"stop on panic": StopOnPanic(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := newConvo(t)
+				defer c.finish(t)
+				c.a = Spawn(c.sys, &c.ran, opt)
+				c.a.flags.Or(fConvo)
+				c.a.mu.Lock()
+				assert.False(t, c.a.mayPark())
+				c.a.mu.Unlock()
+				c.send()
+				assert.False(t, c.parked())
+				assert.Zero(t, c.sys.parkedN.Load())
+			})
+		})
+	}
+	t.Run("group", func(t *testing.T) {
+		sys := NewSystem()
+		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+		g := SpawnGroup(sys, []int{0, 0})
+		g.a.mu.Lock()
+		defer g.a.mu.Unlock()
+		assert.False(t, g.a.mayPark())
+	})
+}
