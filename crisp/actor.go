@@ -22,8 +22,8 @@ import (
 // An idle actor holds no goroutine: a runner starts when work arrives
 // and exits shortly after none is ready: after a few scheduler yields,
 // or, for an actor in a conversation while other actors stay busy, once
-// they are idle and at most 2 ms after (on the system's clock; it waits
-// parked for its partner's next message meanwhile). All methods are
+// they are idle and at most 2 ms after (real time; it waits parked for
+// its partner's next message meanwhile). All methods are
 // safe for concurrent use.
 type Actor[S any] struct {
 	core

@@ -13,13 +13,15 @@ import (
 // for a time slice (a runtime trace of a conversation beside two such
 // goroutines put 97.6% of the runners' scheduling delay after linger's
 // yields). An actor whose linger found work is in a conversation
-// (fConvo); its runner, out of work, parks instead: it keeps the actor,
+// (fConvo); its runner, out of work after a few messages (parkBatch)
+// while another actor is held, parks instead: it keeps the actor,
 // counted busy, and waits on its Proc's spot, and the next sender wakes
 // it into the sender's own processor, with no trip through the
 // scheduler's queues and no new goroutine (threadring's hops were 37%
 // goroutine start and exit). On a quiet machine it first yields once
 // and looks, as cheap there as parking and better for a partner on
-// another processor (ready.Busy tells the two machines apart).
+// another processor (ready.Busy tells the two machines apart;
+// yieldFirst).
 //
 // The park is the brief, bounded grace period the Actor documentation
 // allows an idle actor, and never more. A parked runner is woken, and
@@ -28,9 +30,11 @@ import (
 //   - the actor is stopped (stop) or the system shuts down;
 //   - every actor the system holds is parked (busyDone, parkLinger):
 //     nobody is left to send, the system is going idle;
-//   - it has been parked for parkSweep to 2*parkSweep on the system's
-//     clock (sweepParked): a partner that went quiet while the rest of
-//     the system stays busy does not keep it.
+//   - it has been parked for parkSweep to 2*parkSweep of real time
+//     (sweepParked): a partner that went quiet while the rest of the
+//     system stays busy does not keep it. Real time, not the system's
+//     clock: the bound is on a goroutine kept, and a mock clock may
+//     never move.
 //
 // Woken with no work, it clears fConvo and lets the actor go. Actors
 // with an idle timeout, lifecycle hooks or supervision, and groups,
@@ -39,8 +43,20 @@ import (
 
 // parkSweep is the period of the sweep that dismisses runners parked
 // since the sweep before: no runner stays parked longer than twice this
-// on the system's clock.
+// (real time).
 const parkSweep = time.Millisecond
+
+// parkBatch is the most messages a runner may have run since it last
+// ran out of work and still park. One that ran more serves a flood or a
+// convoy (in a ring with several tokens, they catch up with each other
+// and travel together): its actor's work comes in batches, which a
+// runner woken at each message's send would break up, starting more
+// runners than it saves. At bench's full size, parking after any
+// activation made ring-1k 1.79 -> 2.2x phony's time and 2.7 times as
+// many runners started; with this bound ring-1k is as before (1.68) and
+// threadring keeps its gain (2.03 -> 1.33) (BENCHMARKS.md, fifteenth
+// session).
+const parkBatch = 4
 
 // parked is the part of coopState a parking runner uses, guarded by the
 // system's parkMu.
@@ -68,11 +84,8 @@ func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	if s.busy.Load() <= s.parkedN.Load()+1 {
 		return a.linger(grace)
 	}
-	if !ready.Busy() {
-		ready.Yield()
-		if a.intake.Load() != nil {
-			return runnerGrace
-		}
+	if !ready.Busy() && a.yieldFirst() {
+		return runnerGrace
 	}
 	s.parkMu.Lock()
 	// parkedN goes up before busy is read, and busyDone reads parkedN
@@ -98,7 +111,7 @@ func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	if !s.sweeping {
 		s.sweeping = true
 		if s.sweep == nil {
-			s.sweep = s.clk.AfterFunc(parkSweep, s.sweepParked)
+			s.sweep = time.AfterFunc(parkSweep, s.sweepParked) // clock seam: a bound on goroutines kept, a real resource: real time, even beside a mock clock that may never move (in a synctest bubble, the bubble's time)
 		} else {
 			s.sweep.Reset(parkSweep)
 		}
@@ -115,6 +128,32 @@ func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	}
 	a.flags.And(^uint32(fConvo))
 	return 0
+}
+
+// yieldFirst is, on a quiet machine, a linger of one yield before
+// parking: it reports whether work came. A partner on another processor
+// often answers within the yield (parking at once made quiet
+// conversations 25-50% slower). It follows linger's rule for lingers in
+// vain, and counts in the same count: a runner whose yields found
+// nothing yields before parking only once in 2^v times, v being how many
+// in a row were in vain, so that an actor whose partner answers only
+// after a while does not pay a trip through the global run queue for
+// every message. (Measured on its own it changed nothing on the
+// workloads tried: ring-1k, whose loss was the broken convoys that
+// parkBatch avoids, and big.)
+func (a *core) yieldFirst() bool {
+	v := a.flags.Load() >> vainShift & vainMax
+	if v > 0 && ready.Rand()&(1<<v-1) != 0 {
+		return false
+	}
+	ready.Yield()
+	switch work := a.intake.Load() != nil; {
+	case work && v > 0:
+		a.setVain(0)
+	case !work && v < vainCap:
+		a.setVain(v + 1)
+	}
+	return a.intake.Load() != nil
 }
 
 // wakeParked wakes a's runner if it is parked.

@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -29,8 +30,8 @@ type convo struct {
 	busy    *Actor[int]
 }
 
-func newConvo(t *testing.T) *convo {
-	c := &convo{sys: NewSystem(), release: make(chan struct{})}
+func newConvo(t *testing.T, opts ...Option) *convo {
+	c := &convo{sys: NewSystem(opts...), release: make(chan struct{})}
 	c.busy = Spawn(c.sys, 0)
 	started := make(chan struct{})
 	Tell(c.busy, func(*Proc, int) {
@@ -245,4 +246,68 @@ func TestActorsWithDutiesNeverPark(t *testing.T) {
 		defer g.a.mu.Unlock()
 		assert.False(t, g.a.mayPark())
 	})
+}
+
+// The sweep runs on real time (here the bubble's), not on the system's
+// clock: a mock clock that never moves does not keep a parked runner.
+func TestTheSweepFollowsRealTimeBesideAMockClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newConvo(t, WithClock(clock.NewMock()))
+		defer c.finish(t)
+		c.send()
+		require.True(t, c.parked())
+		time.Sleep(2 * parkSweep)
+		synctest.Wait()
+		assert.False(t, c.parked(), "dismissed while the mock clock stood still")
+		assert.Equal(t, int64(1), c.sys.gor.Load())
+	})
+}
+
+// A runner that ran more than parkBatch messages in a row serves a
+// flood or a convoy: it lingers as usual rather than park.
+func TestARunnerThatRanABatchDoesNotPark(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newConvo(t)
+		defer c.finish(t)
+		gate := make(chan struct{})
+		Tell(c.a, func(*Proc, *[]gid.ID) { <-gate })
+		for range parkBatch {
+			Tell(c.a, func(_ *Proc, ran *[]gid.ID) { *ran = append(*ran, gid.Current()) })
+		}
+		close(gate)
+		synctest.Wait()
+		require.Len(t, c.ran, parkBatch)
+		assert.False(t, c.parked(), "after %d messages in a row the runner does not park", parkBatch+1)
+		assert.Equal(t, int64(1), c.sys.gor.Load(), "it lingered and exited")
+		assert.NotZero(t, c.a.flags.Load()&fConvo, "the actor is still in a conversation")
+
+		c.send() // one message: parks again
+		assert.True(t, c.parked())
+	})
+}
+
+// The yield before parking counts in the actor's lingers in vain: one
+// that finds nothing counts, one that finds work clears the count, and
+// at the cap only one in 2^vainCap is tried.
+func TestTheYieldBeforeParkingCountsInVain(t *testing.T) {
+	a := &lingerActor(t).core
+	assert.False(t, a.yieldFirst(), "no work came")
+	require.Equal(t, uint32(1), a.vain())
+	for range 400 {
+		a.yieldFirst()
+	}
+	require.Equal(t, uint32(vainCap), a.vain())
+
+	m := &message{}
+	m.state.Store(stRunning) // not the runner's to take: only the intake matters here
+	a.intake.Store(m)
+	defer a.intake.Store(nil)
+	skipped := 0
+	for !a.yieldFirst() {
+		skipped++
+		require.Less(t, skipped, 2000, "at the cap one in 16 is tried")
+	}
+	assert.Positive(t, skipped, "at the cap most are skipped")
+	assert.Zero(t, a.vain(), "a yield that found work clears the count")
+	assert.True(t, a.yieldFirst())
 }

@@ -98,7 +98,7 @@
 // scheduler yields after none is left (an actor in a conversation, one
 // whose next message came while its runner lingered, keeps it parked
 // for its partner while other actors of the system are busy, at most
-// 2 ms on the system's clock). An idle actor holds no goroutine,
+// 2 ms of real time). An idle actor holds no goroutine,
 // and the system keeps no reference to it, so it is garbage once its
 // holders drop it. Handlers run on runner goroutines; an actor runs at
 // most one handler at any instant, so a handler may use the actor's

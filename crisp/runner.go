@@ -304,6 +304,7 @@ func (a *core) run(first *message) {
 			break
 		}
 		first = nil
+		p.batch++
 		a.runOne(p, m, j)
 		seen = a.between(n, m.checked(), seen)
 		a.mu.Lock()
@@ -386,7 +387,9 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 		switch {
 		case m == nil && grace > 0:
 			a.endHandling()
-			if a.flags.Load()&fConvo != 0 && a.mayPark() {
+			batch := p.batch
+			p.batch = 0
+			if batch <= parkBatch && a.flags.Load()&fConvo != 0 && a.mayPark() {
 				c := a.more()
 				a.mu.Unlock()
 				grace = a.parkLinger(p, c, grace)

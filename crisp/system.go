@@ -73,7 +73,7 @@ type System struct {
 	parkHead, parkTail *core
 	parkGen            uint32
 	sweeping           bool
-	sweep              *clock.Timer
+	sweep              *time.Timer
 
 	// waiting counts goroutines in waitFor; notify skips the lock when
 	// it is zero.
