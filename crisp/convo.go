@@ -1,6 +1,7 @@
 package crisp
 
 import (
+	"sync"
 	"time"
 
 	"github.com/crisprt/crisp/internal/ready"
@@ -58,8 +59,21 @@ const parkSweep = time.Millisecond
 // session).
 const parkBatch = 4
 
+// busyOthers bounds, beside code that never yields (ready.Busy), the
+// other actors held and not parked, per processor, for a runner to
+// park: with more, it lingers as before. Beside two hogs, bench's big
+// (120 actors in conversations at once) took 3.4 times as long with
+// every such runner parking (594 -> 1,995 ms; 368 ms with this bound at
+// 1 per processor, 480 ms at 4), while threadring, pingpong and
+// savina-pingpong kept their gains (4 alternations; why so many parked
+// runners hurt there was not traced). On a quiet machine, where the
+// runner yields once before parking, it is not applied: big at full
+// size was within its spread (two sittings: 1.35-1.37x phony without
+// parking, 1.13-1.52x with).
+const busyOthers = 2
+
 // parked is the part of coopState a parking runner uses, guarded by the
-// system's parkMu.
+// lock of its shard's parkList.
 type parked struct {
 	p          *Proc  // the parked runner; nil while none is
 	prev, next *core  // links in the system's list of parked actors
@@ -84,39 +98,38 @@ func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	if s.busy.Load() <= s.parkedN.Load()+1 {
 		return a.linger(grace)
 	}
-	if !ready.Busy() && a.yieldFirst() {
-		return runnerGrace
+	if !ready.Busy() {
+		if a.yieldFirst() {
+			return runnerGrace
+		}
+	} else if s.busy.Load()-s.parkedN.Load()-1 > busyOthers*int64(s.maxLinger) {
+		return a.linger(grace)
 	}
-	s.parkMu.Lock()
+	pl := &s.shards[a.shard()].park
+	pl.mu.Lock()
 	// parkedN goes up before busy is read, and busyDone reads parkedN
-	// after busy goes down: one of the two sees the other.
+	// after busy goes down: one of the two sees the other. The list's
+	// lock is held until a is in it, so that a dismissal that saw the
+	// count finds it there.
 	n := s.parkedN.Add(1)
 	if a.intake.Load() != nil || s.busy.Load() <= n || s.closed.Load() {
 		s.parkedN.Add(-1)
-		work := a.intake.Load() != nil
-		if !work {
-			s.dismissAll() // every held actor would be parked: nobody would wake them
-		}
-		s.parkMu.Unlock()
-		if work {
+		pl.mu.Unlock()
+		if a.intake.Load() != nil {
 			return runnerGrace
 		}
+		s.dismissParked() // every held actor would be parked: nobody would wake them
 		return a.linger(grace)
 	}
 	p.wake.Expect()
 	c.park.p = p
-	c.park.gen = s.parkGen
-	s.pushParked(a)
+	c.park.gen = s.parkGen.Load()
+	pl.push(a)
 	a.flags.Or(fParked)
-	if !s.sweeping {
-		s.sweeping = true
-		if s.sweep == nil {
-			s.sweep = time.AfterFunc(parkSweep, s.sweepParked) // clock seam: a bound on goroutines kept, a real resource: real time, even beside a mock clock that may never move (in a synctest bubble, the bubble's time)
-		} else {
-			s.sweep.Reset(parkSweep)
-		}
+	pl.mu.Unlock()
+	if !s.sweeping.Load() {
+		s.armSweep()
 	}
-	s.parkMu.Unlock()
 	// fParked is set before these are read, and start, stop and
 	// beginShutdown read it after making them true: one side wakes.
 	if a.intake.Load() != nil || a.stopped() || s.closed.Load() {
@@ -156,44 +169,55 @@ func (a *core) yieldFirst() bool {
 	return a.intake.Load() != nil
 }
 
+// parkList is one shard's list of actors whose runners are parked, in
+// the order they parked, linked through their coopStates. One list per
+// shard, not one for the system: beside goroutines that never yield, a
+// holder of a single lock that Go preempted kept every runner of the
+// system waiting for a time slice (bench's big, 120 actors in
+// conversations, beside two hogs: 1.39 -> 3.20x phony with one list).
+type parkList struct {
+	mu         sync.Mutex
+	head, tail *core
+}
+
+// push puts a at the tail. Called with mu held.
+func (l *parkList) push(a *core) {
+	pk := &a.coop.park
+	pk.prev, pk.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.coop.park.next = a
+	} else {
+		l.head = a
+	}
+	l.tail = a
+}
+
 // wakeParked wakes a's runner if it is parked.
 func (s *System) wakeParked(a *core) {
 	if a.flags.Load()&fParked == 0 {
 		return
 	}
-	s.parkMu.Lock()
+	pl := &s.shards[a.shard()].park
+	pl.mu.Lock()
 	if a.flags.Load()&fParked != 0 {
-		s.unpark(a)
+		s.unpark(pl, a)
 	}
-	s.parkMu.Unlock()
+	pl.mu.Unlock()
 }
 
-// pushParked puts a at the tail of the list of parked actors, which is
-// in the order they parked. Called with parkMu held.
-func (s *System) pushParked(a *core) {
-	pk := &a.coop.park
-	pk.prev, pk.next = s.parkTail, nil
-	if s.parkTail != nil {
-		s.parkTail.coop.park.next = a
-	} else {
-		s.parkHead = a
-	}
-	s.parkTail = a
-}
-
-// unpark takes a out of the list and signals its parked runner. Called
-// with parkMu held.
-func (s *System) unpark(a *core) {
+// unpark takes a out of its list and signals its parked runner. Called
+// with l.mu held.
+func (s *System) unpark(l *parkList, a *core) {
 	pk := &a.coop.park
 	if pk.prev != nil {
 		pk.prev.coop.park.next = pk.next
 	} else {
-		s.parkHead = pk.next
+		l.head = pk.next
 	}
 	if pk.next != nil {
 		pk.next.coop.park.prev = pk.prev
 	} else {
-		s.parkTail = pk.prev
+		l.tail = pk.prev
 	}
 	p := pk.p
 	*pk = parked{}
@@ -202,50 +226,77 @@ func (s *System) unpark(a *core) {
 	p.wake.Signal()
 }
 
-// dismissAll wakes every parked runner, and stops the sweep. Called
-// with parkMu held.
-func (s *System) dismissAll() {
-	for s.parkHead != nil {
-		s.unpark(s.parkHead)
+// dismissParked wakes every parked runner, and stops the sweep once
+// none is left (an idle system keeps no timer).
+func (s *System) dismissParked() {
+	for i := range s.shards {
+		pl := &s.shards[i].park
+		pl.mu.Lock()
+		for pl.head != nil {
+			s.unpark(pl, pl.head)
+		}
+		pl.mu.Unlock()
 	}
-	if s.sweeping {
-		s.sweeping = false
+	s.sweepMu.Lock()
+	if s.sweeping.Load() {
+		s.sweeping.Store(false)
 		s.sweep.Stop()
+		s.rearm()
 	}
+	s.sweepMu.Unlock()
 }
 
-// dismissParked wakes every parked runner (beginShutdown).
-func (s *System) dismissParked() {
-	s.parkMu.Lock()
-	s.dismissAll()
-	s.parkMu.Unlock()
+// armSweep starts the sweep, unless it runs already.
+func (s *System) armSweep() {
+	s.sweepMu.Lock()
+	if !s.sweeping.Load() {
+		s.sweeping.Store(true)
+		if s.sweep == nil {
+			s.sweep = time.AfterFunc(parkSweep, s.sweepParked) // clock seam: a bound on goroutines kept, a real resource: real time, even beside a mock clock that may never move (in a synctest bubble, the bubble's time)
+		} else {
+			s.sweep.Reset(parkSweep)
+		}
+	}
+	s.sweepMu.Unlock()
+}
+
+// rearm starts the sweep again, after it was marked stopped, if a
+// runner has parked meanwhile: a parker counts itself (parkedN) before
+// it looks at sweeping, and the sweep is marked stopped before parkedN
+// is read here, so one of the two starts it. Called with sweepMu held.
+func (s *System) rearm() {
+	if s.parkedN.Load() > 0 {
+		s.sweeping.Store(true)
+		s.sweep.Reset(parkSweep)
+	}
 }
 
 // sweepParked runs every parkSweep while runners are parked: it wakes
 // those that parked before the last sweep.
 func (s *System) sweepParked() {
-	s.parkMu.Lock()
-	defer s.parkMu.Unlock()
-	if !s.sweeping {
+	s.sweepMu.Lock()
+	defer s.sweepMu.Unlock()
+	if !s.sweeping.Load() {
 		return // stopped after it fired
 	}
-	for s.parkHead != nil && s.parkHead.coop.park.gen != s.parkGen {
-		s.unpark(s.parkHead)
+	gen := s.parkGen.Load()
+	for i := range s.shards {
+		pl := &s.shards[i].park
+		pl.mu.Lock()
+		for pl.head != nil && pl.head.coop.park.gen != gen {
+			s.unpark(pl, pl.head)
+		}
+		pl.mu.Unlock()
 	}
-	s.parkGen++
-	if s.parkHead == nil {
-		s.sweeping = false
-		return
-	}
-	s.sweep.Reset(parkSweep)
+	s.parkGen.Add(1)
+	s.sweeping.Store(false)
+	s.rearm()
 }
 
 // parkIdle wakes every parked runner if every actor the system holds is
 // parked: called by busyDone once busy is no more than parkedN.
 func (s *System) parkIdle() {
-	s.parkMu.Lock()
 	if s.busy.Load() <= s.parkedN.Load() {
-		s.dismissAll()
+		s.dismissParked()
 	}
-	s.parkMu.Unlock()
 }

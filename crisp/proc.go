@@ -30,7 +30,7 @@ type Proc struct {
 	wake     park.Spot
 	x        *procExtra // rarer state; nil until used
 	epoch    uint32     // number of the current (or last) suspension. Guarded by a.mu.
-	batch    uint32     // messages the runner has run since it last ran out of work (convo.go)
+	batch    uint8      // messages the runner has run since it last ran out of work, up to parkBatch+1 (convo.go)
 	serve    bool       // a spare runner is woken to serve, not dismissed. Set under a.mu.
 	done     bool       // the runner returned normally (not through runtime.Goexit)
 	selfWait bool       // a group runner blocked on a future of its group (checkGroupWait). Guarded by a.mu.

@@ -304,7 +304,9 @@ func (a *core) run(first *message) {
 			break
 		}
 		first = nil
-		p.batch++
+		if p.batch <= parkBatch {
+			p.batch++
+		}
 		a.runOne(p, m, j)
 		seen = a.between(n, m.checked(), seen)
 		a.mu.Lock()

@@ -63,17 +63,15 @@ type System struct {
 	maxLinger int32
 	_         [56]byte
 
-	// Runners parked in a conversation (convo.go): parkedN counts them
-	// (read by busyDone without the lock); the list runs from parkHead
-	// to parkTail in the order they parked; sweep wakes, every
-	// parkSweep while sweeping, those parked in a generation before
-	// parkGen.
-	parkedN            atomic.Int64
-	parkMu             sync.Mutex
-	parkHead, parkTail *core
-	parkGen            uint32
-	sweeping           bool
-	sweep              *time.Timer
+	// Runners parked in a conversation (convo.go), listed by shard:
+	// parkedN counts them; sweep wakes, every parkSweep while sweeping,
+	// those parked in a generation before parkGen. sweepMu guards the
+	// sweep's starts and stops.
+	parkedN  atomic.Int64
+	parkGen  atomic.Uint32
+	sweeping atomic.Bool
+	sweepMu  sync.Mutex
+	sweep    *time.Timer
 
 	// waiting counts goroutines in waitFor; notify skips the lock when
 	// it is zero.
@@ -104,6 +102,8 @@ type shard struct {
 	live   []*core
 	closed bool
 	_      [24]byte // keep shards on separate cache lines
+	park   parkList // the shard's actors whose runners are parked (convo.go)
+	_      [40]byte
 }
 
 // Option configures a System at NewSystem. Like ActorOption and

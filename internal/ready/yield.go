@@ -65,6 +65,17 @@ func Yield() {
 // slices.
 func Busy() bool { return localUntil.Load() != 0 }
 
+// SetBusy makes Busy report b until the next Gosched timed by Yield or
+// YieldGlobal decides again: for tests of code that behaves otherwise
+// on a busy machine.
+func SetBusy(b bool) {
+	if b {
+		localUntil.Store(now() + localRest)
+	} else {
+		localUntil.Store(0)
+	}
+}
+
 // YieldGlobal is runtime.Gosched, which puts the caller in the run queue
 // every processor takes from, unless a Gosched (here or in Yield) has
 // lately come back slow: then, for localRest, it does nothing. It is for
