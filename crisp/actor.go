@@ -23,8 +23,8 @@ import (
 // and exits shortly after none is ready: after a few scheduler yields,
 // or, for an actor in a conversation while other actors stay busy, once
 // they are idle and at most 2 ms after (real time; it waits parked for
-// its partner's next message meanwhile). All methods are
-// safe for concurrent use.
+// its partner's next message meanwhile). All methods are safe for
+// concurrent use.
 type Actor[S any] struct {
 	core
 	state S
@@ -91,7 +91,7 @@ const (
 	fIdle   // the actor has an idle timeout: release re-arms it
 	fAside  // the holder yielded the processor between messages and waits for one again (stepAside)
 	fConvo  // the actor's last linger found work: its runner parks when out of work (convo.go)
-	fParked // the holder is parked (convo.go); changed under sys.parkMu
+	fParked // the holder is parked (convo.go); changed under its shard's parkList lock
 
 	vainShift = 16 // flags>>vainShift&vainMax counts the actor's recent lingers in vain (core.linger)
 	vainMax   = 7  // the mask of that count, and more than its cap

@@ -171,10 +171,13 @@ func (a *core) yieldFirst() bool {
 
 // parkList is one shard's list of actors whose runners are parked, in
 // the order they parked, linked through their coopStates. One list per
-// shard, not one for the system: beside goroutines that never yield, a
-// holder of a single lock that Go preempted kept every runner of the
-// system waiting for a time slice (bench's big, 120 actors in
-// conversations, beside two hogs: 1.39 -> 3.20x phony with one list).
+// shard, not one for the system, so that runners on different
+// processors park and wake without sharing one lock, which Go may
+// preempt its holder in. Measured, it made no difference that the
+// spread could show: bench's big beside two hogs, where a single lock
+// was suspected of the slowdown that busyOthers now avoids, took 1,250
+// ms with one list and 1,800 ms with these (5 alternations; the cell
+// varies 3x run to run).
 type parkList struct {
 	mu         sync.Mutex
 	head, tail *core

@@ -33,17 +33,28 @@ type convo struct {
 
 func newConvo(t *testing.T, opts ...Option) *convo {
 	c := &convo{sys: NewSystem(opts...), release: make(chan struct{})}
-	c.busy = Spawn(c.sys, 0)
-	started := make(chan struct{})
-	Tell(c.busy, func(*Proc, int) {
-		close(started)
-		<-c.release
-	})
-	<-started
+	c.busy = c.hold()
 	c.a = Spawn(c.sys, &c.ran)
 	c.a.flags.Or(fConvo)
 	return c
 }
+
+// hold spawns an actor and keeps it held, by a handler that runs until
+// release is closed.
+func (c *convo) hold() *Actor[int] {
+	b := Spawn(c.sys, 0)
+	started := make(chan struct{})
+	Tell(b, func(*Proc, int) {
+		close(started)
+		<-c.release
+	})
+	<-started
+	return b
+}
+
+// virtualSleep lets d pass on the bubble's clock (these tests run only
+// inside synctest bubbles, where no real time passes).
+func virtualSleep(d time.Duration) { <-time.After(d) }
 
 // send has a run a message and waits until its runner is parked again
 // (or gone).
@@ -111,11 +122,11 @@ func TestAParkedRunnerIsDismissedWithinTwoSweeps(t *testing.T) {
 		require.True(t, c.parked())
 		start := time.Now()
 
-		time.Sleep(parkSweep)
+		virtualSleep(parkSweep)
 		synctest.Wait()
 		require.True(t, c.parked(), "the first sweep after it parked keeps it")
 
-		time.Sleep(parkSweep)
+		virtualSleep(parkSweep)
 		synctest.Wait()
 		assert.False(t, c.parked(), "dismissed by the second sweep, %v after it parked", time.Since(start))
 		assert.Zero(t, c.sys.parkedN.Load())
@@ -139,12 +150,12 @@ func TestTheSweepDismissesOnlyThoseParkedBeforeTheLastSweep(t *testing.T) {
 		c := newConvo(t)
 		defer c.finish(t)
 		c.send() // parks at 0; the sweep is due at parkSweep
-		time.Sleep(parkSweep * 3 / 2)
+		virtualSleep(parkSweep * 3 / 2)
 		c.send() // woken at 1.5 sweeps, parks again
-		time.Sleep(parkSweep)
+		virtualSleep(parkSweep)
 		synctest.Wait() // 2.5: the sweep at 2 saw it parked since 1.5
 		assert.True(t, c.parked(), "parked for one sweep period: kept")
-		time.Sleep(parkSweep)
+		virtualSleep(parkSweep)
 		synctest.Wait() // 3.5: the sweep at 3 dismissed it
 		assert.False(t, c.parked())
 		require.Len(t, c.ran, 2)
@@ -266,7 +277,7 @@ func TestTheSweepFollowsRealTimeBesideAMockClock(t *testing.T) {
 		defer c.finish(t)
 		c.send()
 		require.True(t, c.parked())
-		time.Sleep(2 * parkSweep)
+		virtualSleep(2 * parkSweep)
 		synctest.Wait()
 		assert.False(t, c.parked(), "dismissed while the mock clock stood still")
 		assert.Equal(t, int64(1), c.sys.gor.Load())
@@ -331,33 +342,24 @@ func TestOnABusyMachineARunnerParksOnlyBesideFewHeldActors(t *testing.T) {
 		defer c.finish(t)
 		c.send()
 		require.True(t, c.parked(), "one other actor held: it parks")
-		time.Sleep(2 * parkSweep) // dismissed
+		virtualSleep(2 * parkSweep) // dismissed
 		synctest.Wait()
 		require.False(t, c.parked())
 
-		hold := func() {
-			b := Spawn(c.sys, 0)
-			started := make(chan struct{})
-			Tell(b, func(*Proc, int) {
-				close(started)
-				<-c.release
-			})
-			<-started
-		}
 		// As many held as the bound allows: it parks.
 		others := busyOthers * int(c.sys.maxLinger)
 		for range others - 1 {
-			hold()
+			c.hold()
 		}
 		c.a.flags.Or(fConvo) // cleared by the dismissal
 		c.send()
 		require.True(t, c.parked(), "%d other actors held: it parks", others)
-		time.Sleep(2 * parkSweep)
+		virtualSleep(2 * parkSweep)
 		synctest.Wait()
 		require.False(t, c.parked())
 
 		// One more: it lingers.
-		hold()
+		c.hold()
 		c.a.flags.Or(fConvo)
 		c.send()
 		assert.False(t, c.parked(), "%d other actors held: it lingers", others+1)

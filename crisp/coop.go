@@ -43,7 +43,7 @@ type coopState struct {
 
 	life *lifeState // hooks, supervision, timers, the end (lifecycle.go); nil until used
 
-	park parked // the runner parked in a conversation (convo.go); guarded by sys.parkMu
+	park parked // the runner parked in a conversation (convo.go); guarded by its shard's parkList lock
 }
 
 // more returns the actor's coopState, making it if need be. Called with

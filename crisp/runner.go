@@ -401,7 +401,7 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 			a.mu.Unlock()
 			grace = a.linger(grace)
 			a.mu.Lock()
-			if grace > 0 && a.mayPark() {
+			if grace > 0 && a.flags.Load()&fConvo == 0 && a.mayPark() {
 				a.flags.Or(fConvo)
 			}
 		case m == nil:
