@@ -53,10 +53,10 @@ const parkSweep = time.Millisecond
 // and travel together): its actor's work comes in batches, which a
 // runner woken at each message's send would break up, starting more
 // runners than it saves. At bench's full size, parking after any
-// activation made ring-1k 1.79 -> 2.2x phony's time and 2.7 times as
-// many runners started; with this bound ring-1k is as before (1.68) and
-// threadring keeps its gain (2.03 -> 1.33) (BENCHMARKS.md, fifteenth
-// session).
+// activation made ring-1k 1.74-1.82 -> 2.09-2.26x phony's time (four
+// sittings) and started 2.7-3.1 times as many runners; with this bound
+// ring-1k is as before (1.68-1.69) and threadring keeps its gain (2.03
+// -> 1.33) (BENCHMARKS.md, fifteenth session).
 const parkBatch = 4
 
 // busyOthers bounds, beside code that never yields (ready.Busy), the
@@ -64,9 +64,9 @@ const parkBatch = 4
 // park: with more, it lingers as before. Beside two hogs, bench's big
 // (120 actors in conversations at once) took 3.4 times as long with
 // every such runner parking (594 -> 1,995 ms; 368 ms with this bound at
-// 1 per processor, 480 ms at 4), while threadring, pingpong and
-// savina-pingpong kept their gains (4 alternations; why so many parked
-// runners hurt there was not traced). On a quiet machine, where the
+// 1 per processor, 480 ms at 4; in the final A/B, at 2, 585 -> 520 ms),
+// while threadring, pingpong and savina-pingpong kept their gains (4
+// alternations; why so many parked runners hurt there was not traced). On a quiet machine, where the
 // runner yields once before parking, it is not applied: big at full
 // size was within its spread (two sittings: 1.35-1.37x phony without
 // parking, 1.13-1.52x with).
@@ -151,9 +151,9 @@ func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 // nothing yields before parking only once in 2^v times, v being how many
 // in a row were in vain, so that an actor whose partner answers only
 // after a while does not pay a trip through the global run queue for
-// every message. (Measured on its own it changed nothing on the
-// workloads tried: ring-1k, whose loss was the broken convoys that
-// parkBatch avoids, and big.)
+// every message. (Against the yield without the count, in two sittings
+// of parking after any activation, no difference showed: ring-1k 2.09
+// and 2.14x phony, big 1.49 and 1.50.)
 func (a *core) yieldFirst() bool {
 	v := a.flags.Load() >> vainShift & vainMax
 	if v > 0 && ready.Rand()&(1<<v-1) != 0 {
