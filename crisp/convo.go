@@ -66,10 +66,10 @@ const parkBatch = 4
 // every such runner parking (594 -> 1,995 ms; 368 ms with this bound at
 // 1 per processor, 480 ms at 4; in the final A/B, at 2, 585 -> 520 ms),
 // while threadring, pingpong and savina-pingpong kept their gains (4
-// alternations; why so many parked runners hurt there was not traced). On a quiet machine, where the
-// runner yields once before parking, it is not applied: big at full
-// size was within its spread (two sittings: 1.35-1.37x phony without
-// parking, 1.13-1.52x with).
+// alternations; why so many parked runners hurt there was not traced).
+// On a quiet machine, where the runner yields once before parking, it
+// is not applied: big at full size was within its spread (two
+// sittings: 1.35-1.37x phony without parking, 1.13-1.52x with).
 const busyOthers = 2
 
 // parked is the part of coopState a parking runner uses, guarded by the
@@ -95,14 +95,15 @@ func (a *core) mayPark() bool {
 // without it.
 func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	s := a.sys
-	if s.busy.Load() <= s.parkedN.Load()+1 {
+	others := s.busy.Load() - s.parkedN.Load() - 1 // held, not parked, not a
+	switch {
+	case others <= 0:
 		return a.linger(grace)
-	}
-	if !ready.Busy() {
+	case !ready.Busy():
 		if a.yieldFirst() {
 			return runnerGrace
 		}
-	} else if s.busy.Load()-s.parkedN.Load()-1 > busyOthers*int64(s.maxLinger) {
+	case others > busyOthers*int64(s.maxLinger):
 		return a.linger(grace)
 	}
 	pl := &s.shards[a.shard()].park
@@ -155,18 +156,14 @@ func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 // of parking after any activation, no difference showed: ring-1k 2.09
 // and 2.14x phony, big 1.49 and 1.50.)
 func (a *core) yieldFirst() bool {
-	v := a.flags.Load() >> vainShift & vainMax
-	if v > 0 && ready.Rand()&(1<<v-1) != 0 {
+	v, try := a.tryLinger()
+	if !try {
 		return false
 	}
 	ready.Yield()
-	switch work := a.intake.Load() != nil; {
-	case work && v > 0:
-		a.setVain(0)
-	case !work && v < vainCap:
-		a.setVain(v + 1)
-	}
-	return a.intake.Load() != nil
+	found := a.intake.Load() != nil
+	a.countLinger(v, found)
+	return found
 }
 
 // parkList is one shard's list of actors whose runners are parked, in

@@ -216,8 +216,8 @@ func (a *core) stepAsideBy(yield func()) {
 // A linger that finds work marks the actor as in a conversation: its
 // runners then park rather than linger (parkLinger, convo.go).
 func (a *core) linger(grace int) int {
-	v := a.flags.Load() >> vainShift & vainMax
-	if v > 0 && ready.Rand()&(1<<v-1) != 0 {
+	v, try := a.tryLinger()
+	if !try {
 		return 0
 	}
 	s := a.sys
@@ -229,13 +229,26 @@ func (a *core) linger(grace int) int {
 		ready.Yield()
 	}
 	s.lingering.Add(-1)
+	a.countLinger(v, grace > 0)
+	return grace
+}
+
+// tryLinger returns the count v of the actor's lingers in vain, and
+// whether to try this one: always at 0, else once in 2^v at random.
+func (a *core) tryLinger() (v uint32, try bool) {
+	v = a.flags.Load() >> vainShift & vainMax
+	return v, v == 0 || ready.Rand()&(1<<v-1) == 0
+}
+
+// countLinger counts a linger tried with v in vain before it: one that
+// found work clears the count, one in vain adds to it, up to vainCap.
+func (a *core) countLinger(v uint32, found bool) {
 	switch {
-	case grace == 0 && v < vainCap:
+	case !found && v < vainCap:
 		a.setVain(v + 1)
-	case grace > 0 && v > 0:
+	case found && v > 0:
 		a.setVain(0)
 	}
-	return grace
 }
 
 // setVain sets the count of the actor's lingers in vain to v.
