@@ -308,3 +308,70 @@ func deeper(top uintptr, n int, f func()) int {
 	}
 	return deeper(top, n, f) + 0
 }
+
+// A fresh runner whose Call resolves a future that a suspended process
+// awaits, while the process's actor is held, must keep its starting
+// stack: the wake queues the process (resume, enqueue, the policy's
+// push, its item), and future.wake calls a lone waiter without the
+// frames several waiters need (before it did, all 2,000 runners here
+// copied their stacks, as bank with Await's did in its CPU profile).
+// The runner checks whether its stack moved between two Calls of the
+// same shape, the first resolving the awaited future, the second
+// comparing. The process's side is only counted: suspending while plain
+// messages wait behind it makes the actor's policy queue (fold), and
+// that allocation takes a new runner's stack past 2 KiB even from
+// suspend's own frame (1,923 of 2,000 moved when this test was
+// written; not tuned yet).
+func TestAResolvingRunnerKeepsItsStartingStack(t *testing.T) {
+	if !measuringStacks(t) {
+		return
+	}
+	const n = 2000
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // as in the test above
+	var movedProcess, movedRunner atomic.Int64
+	var left sync.WaitGroup
+	left.Add(n)
+	for range n {
+		a, b := Spawn(sys, 0), Spawn(sys, 0)
+		gate, taken, resolved := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		var top uintptr
+		resolving := true
+		// One function for both Calls, so that both compare the same frames.
+		onB := func(*Proc, int) (int, error) {
+			if resolving {
+				resolving = false
+				<-taken
+				top = stackAddr()
+				return 0, nil
+			}
+			if stackAddr() != top {
+				movedRunner.Add(1)
+			}
+			close(resolved)
+			return 0, nil
+		}
+		Tell(a, func(*Proc, int) { <-gate }) // holds a while the next two arrive
+		Tell(a, func(p *Proc, _ int) {
+			defer left.Done()
+			f := Call(b, onB)
+			Call(b, onB)
+			top := stackAddr()
+			if _, err := Await(p, f); err != nil {
+				t.Error(err)
+			}
+			if stackAddr() != top {
+				movedProcess.Add(1)
+			}
+		})
+		Tell(a, func(*Proc, int) { // holds a while b resolves
+			close(taken)
+			<-resolved
+		})
+		close(gate)
+	}
+	left.Wait()
+	t.Logf("stacks moved: %d of %d resolving runners; %d of %d processes suspending with messages behind them", movedRunner.Load(), n, movedProcess.Load(), n)
+	assert.Less(t, movedRunner.Load(), int64(n/4), "runners whose Call resolved an awaited future outgrew their %d-byte starting stack: trim the frames on the resume path (see the comment at the top of stack_internal_test.go)", tunedStack)
+}

@@ -33,6 +33,20 @@ func TestMisuseAPanickingCallbackReachesTheResolver(t *testing.T) {
 	assert.NoError(t, err, "the future is resolved all the same")
 }
 
+// A lone callback is called without the buffer and deferred recover that
+// several need (wake's fast path): its panic reaches the resolver all
+// the same, and the future stays resolved.
+func TestMisuseALonePanickingCallbackReachesTheResolver(t *testing.T) {
+	p := future.NewPromise[int](nil)
+	f := p.Future()
+	require.True(t, plumb.OnResolve(f, func() { panic("alone") }))
+	assert.PanicsWithValue(t, "alone", func() { p.Resolve(1, nil) })
+	assert.False(t, p.Resolve(2, nil), "resolved once")
+	v, err := f.Get()
+	assert.Equal(t, 1, v)
+	assert.NoError(t, err)
+}
+
 func TestMisuseSeveralPanickingCallbacksRaiseTheFirst(t *testing.T) {
 	p := future.NewPromise[int](nil)
 	f := p.Future()
