@@ -90,46 +90,11 @@ func backlogSeenByOtherCode(t *testing.T, n int64, send []SendOption, opts ...Op
 // handler that holds the actor until the caller waits, so that the
 // caller's wait starts before the result whatever the scheduler does.
 func TestARunnerWithABacklogYieldsToACallerWaitingForIt(t *testing.T) {
-	ready.SetBusy(false) // a slow yield earlier in the test binary may have set it
-	got := backlogSeenByCaller(t, 1000)
-	require.LessOrEqual(t, got, int64(2*yieldEvery), "the caller got the processor only after %d of the backlog's %d messages", got, 1000)
-}
-
-// On a machine busy with other code (ready.Busy), the runner yields to
-// the caller only every busyYieldEvery messages, to its own processor:
-// later than on a quiet machine, but still within a bound. As for the
-// backlog run through above, the runtime may take the processor from
-// the runner on its own and let the caller in early: the test gives the
-// late yield three tries; the bound holds in every one.
-func TestOnABusyMachineARunnerYieldsToAWaitingCallerLessOften(t *testing.T) {
-	ready.SetBusy(true)
-	defer ready.SetBusy(false)
-	const n = 2000
-	var got []int64
-	for range 3 {
-		runtime.GC()
-		seen := backlogSeenByCaller(t, n)
-		require.LessOrEqual(t, seen, int64(2*busyYieldEvery), "on a busy machine the caller got the processor only after %d of the backlog's %d messages", seen, n)
-		if seen > 2*yieldEvery {
-			return
-		}
-		got = append(got, seen)
-		ready.SetBusy(true) // again: a timed yield may have decided otherwise meanwhile
-	}
-	t.Fatalf("on a busy machine the runner yielded to the caller within %d messages in each of three tries (after %v): as often as on a quiet one", 2*yieldEvery, got)
-}
-
-// backlogSeenByCaller runs a backlog of n quick messages on one
-// processor, the first a Call whose caller waits for its result, and
-// returns how many had run when the caller got the processor. The
-// backlog is queued behind a handler that holds the actor until the
-// caller waits, so that the caller's wait starts before the result
-// whatever the scheduler does.
-func backlogSeenByCaller(t *testing.T, n int64) int64 {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	sys := NewSystem()
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 	a := Spawn(sys, 0)
+	const n = 1000
 	var ran atomic.Int64
 	gate, held := make(chan struct{}), make(chan struct{})
 	Tell(a, func(*Proc, int) { close(held); <-gate })
@@ -141,7 +106,8 @@ func backlogSeenByCaller(t *testing.T, n int64) int64 {
 	go close(gate) // other code: it runs once the caller below waits
 	_, err := f.Get()
 	require.NoError(t, err)
-	return ran.Load()
+	got := ran.Load()
+	require.LessOrEqual(t, got, int64(2*yieldEvery), "the caller got the processor only after %d of the backlog's %d messages", got, n)
 }
 
 // WithYieldEvery brings the unconditional yield back for processes whose

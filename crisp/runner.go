@@ -73,29 +73,6 @@ const runnerGrace = 4
 // any goroutine that computes.
 const yieldEvery = 16
 
-// busyYieldEvery replaces yieldEvery, for crisp's waiting goroutines
-// alone, while the machine is busy with other code (ready.Busy: a
-// Gosched lately took over a millisecond): a runner with a backlog then
-// yields to them every 256 messages, to its own processor's run queue
-// (ready.Yield), where the goroutine it made runnable waits. A yield
-// every 16 messages to the global queue, as on a quiet machine, waited
-// behind the other code's time slices each time; and each yield moves
-// the processor's scheduling count on, and with it the turn (every
-// 61st) at which the processor runs the global queue's next goroutine,
-// a preempted CPU-bound one, for a whole time slice. Four ping-pong
-// pairs with 100 messages in flight (100,000 round trips each) beside
-// two goroutines that never yield, 12 runs each: 0.21-20 s, five runs
-// cut off at 20 s (0.05-0.07 s on a quiet machine); 0.14-0.91 s with this.
-// Yielding to them every 16 messages to the own processor instead took
-// 0.24-1.95 s, and bench's throughput-4x100 7.6x phony's time against
-// 4.3x; not yielding to them at all, 0.14-0.71 s, but pingpong
-// 1.7-2.1x phony against 1.4-1.5x. Beside two such goroutines, bench
-// -suite all, crisp/phony, 4 rounds, the last of three sittings (AMD
-// EPYC, 2 vCPU): throughput-4x100 3.36 -> 2.20, ring-1k 1.90 -> 1.08,
-// threadring 2.04 -> 0.82, savina-pingpong 1.80 -> 1.08, the rest within
-// the runs' spread; quiet, unchanged, and so is crispbench's lag.
-const busyYieldEvery = 256
-
 // between runs after the n-th message a runner has run in a row, and
 // returns the count of the watchdog's passes (Watchdog.Expired) the
 // runner has now seen; seen is the count it had seen before. If a
@@ -106,9 +83,7 @@ const busyYieldEvery = 256
 // handler's run, whatever the handlers' length, and not after yieldEvery
 // of them. Otherwise it yields every yieldEvery messages while one of
 // crisp's goroutines waits for a processor or a deadline is near
-// (watchdog.Watching); on a machine busy with other code, to a waiting
-// goroutine of crisp's only every busyYieldEvery messages, and to its
-// own processor.
+// (watchdog.Watching).
 //
 // And it yields once after each pass of the watchdog that failed messages
 // since the runner last looked, if one of crisp's goroutines still waits
@@ -138,13 +113,8 @@ const busyYieldEvery = 256
 // again here.
 func (a *core) between(n int, checked bool, seen uint32) uint32 {
 	wd := a.sys.wd
-	if !checked && wd.Nudge() || n%yieldEvery == 0 && (wd.Watching() || ready.Waiting() && !ready.Busy()) {
+	if !checked && wd.Nudge() || n%yieldEvery == 0 && (ready.Waiting() || wd.Watching()) {
 		a.stepAside()
-		return wd.Expired()
-	}
-	if n%busyYieldEvery == 0 && ready.Waiting() {
-		// Busy (or it would have yielded above): see busyYieldEvery.
-		a.stepAsideBy(ready.Yield)
 		return wd.Expired()
 	}
 	if e := wd.Expired(); e != seen {
