@@ -533,10 +533,7 @@ func wake(h *node) {
 	if h.next == nil {
 		switch w := h.w.(type) {
 		case chanWaker:
-			if k := h.parked.Swap(math.MinInt32); k > 0 {
-				ready.Add(int(k))
-			}
-			close(w)
+			wakeChan(h, w)
 		default:
 			w.Wake() // a panic here is the only one: it is raised as is
 		}
@@ -557,10 +554,7 @@ func wakeAll(h *node) {
 	for _, n := range ns {
 		switch w := n.w.(type) {
 		case chanWaker:
-			if k := n.parked.Swap(math.MinInt32); k > 0 {
-				ready.Add(int(k))
-			}
-			close(w)
+			wakeChan(n, w)
 		case *getWaiter:
 			w.Wake()
 		}
@@ -572,6 +566,15 @@ func wakeAll(h *node) {
 	if first != nil {
 		panic(first)
 	}
+}
+
+// wakeChan closes waiter n's channel w, counting the goroutines parked
+// on it as ready first (they are runnable from the close on).
+func wakeChan(n *node, w chanWaker) {
+	if k := n.parked.Swap(math.MinInt32); k > 0 {
+		ready.Add(int(k))
+	}
+	close(w)
 }
 
 // callFrom calls the callbacks of ns[i], ns[i-1], ..., ns[0] until one
