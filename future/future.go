@@ -542,7 +542,8 @@ func wake(h *node) {
 	wakeAll(h)
 }
 
-// wakeAll is wake for more than one waiter.
+// wakeAll is wake for more than one waiter. It is kept out of line so
+// that its buffer and callFrom's frame stay off wake's lone-waiter path.
 //
 //go:noinline
 func wakeAll(h *node) {
