@@ -122,3 +122,38 @@ func newBatched(t *testing.T) (*clock.Mock, *watchdog.Watchdog, chan struct{}) {
 	mock, w := newMocked(t, watchdog.AfterBatch(func() { batches <- struct{}{} }))
 	return mock, w, batches
 }
+
+// A Mock fires its timers only inside Add and Set. A deadline that is
+// already due by the clock's reading when the watchdog arms for it (the
+// clock moved on while a pass was still renewing, or since a sender's
+// reading) must still be expired, without waiting for an Add that a
+// test blocked on the outcome never makes.
+func TestADeadlineDueWhenArmedOnAMockExpiresWithoutAnotherAdd(t *testing.T) {
+	t.Run("renewed while the clock moved past it", func(t *testing.T) {
+		mock, w, batches := newBatched(t)
+		start := mock.Now()
+		r := newRenewer(10*ms, 2)
+		r.hold = make(chan struct{})
+		require.True(t, w.Watch(&r.Entry, r, start.Add(5*ms), start))
+		advanceTo(mock, start.Add(5*ms))
+		assert.Equal(t, start.Add(5*ms), within(t, r.out))
+		// The renewal (for 15 ms) is pending: nothing is armed, so this
+		// Add fires nothing.
+		advanceTo(mock, start.Add(20*ms))
+		close(r.hold)
+		within(t, batches)
+		assert.Equal(t, start.Add(20*ms), within(t, r.out), "renewed for 15 ms, which the clock had passed")
+		within(t, batches)
+		assert.True(t, w.Idle(mock.Now()))
+	})
+
+	t.Run("watched from a stale reading", func(t *testing.T) {
+		mock, w := newMocked(t)
+		start := mock.Now()
+		advanceTo(mock, start.Add(10*ms))
+		out := make(chan expiry, 1)
+		x := &timeout{id: 1, out: out}
+		require.True(t, w.Watch(&x.Entry, x, start.Add(10*ms), start), "after now as the caller read it")
+		assertExpiry(t, 1, start.Add(10*ms), within(t, out))
+	})
+}

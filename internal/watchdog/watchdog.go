@@ -604,11 +604,31 @@ func (w *Watchdog) arm(k int64, now time.Time) {
 			w.disarmFine()
 		}
 	}
+	if w.mock && d <= 0 {
+		w.fireNow()
+		return
+	}
 	if w.timer == nil {
 		w.timer = w.clk.AfterFunc(d, w.fired)
 	} else {
 		w.timer.Reset(d)
 	}
+}
+
+// fireNow does for a *clock.Mock what its timer would do for a deadline
+// already due at the clock's reading: a Mock fires timers only inside
+// Add and Set, so a timer due at its now would wait for the next Add,
+// which may never come. A test that advances the clock while a pass is
+// still running (the pass that woke the future it waited on, say) and
+// then waits on a future that the renewed deadline fails, hung so:
+// about once in 20,000 runs beside two CPU-bound processes. The timer
+// is stopped: were it pending for later, its firing would only make a
+// pass that finds nothing due. Called with mu held.
+func (w *Watchdog) fireNow() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.kickLocked()
 }
 
 // fired runs in the timer's own goroutine. It only kicks the watchdog's
