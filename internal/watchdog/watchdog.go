@@ -604,8 +604,8 @@ func (w *Watchdog) arm(k int64, now time.Time) {
 			w.disarmFine()
 		}
 	}
-	if w.mock && d <= 0 {
-		w.fireNow()
+	if w.mock {
+		w.armMock(k, kn)
 		return
 	}
 	if w.timer == nil {
@@ -615,15 +615,50 @@ func (w *Watchdog) arm(k int64, now time.Time) {
 	}
 }
 
+// armMock sets the timer for key k on a *clock.Mock, kn being a reading
+// of its clock. A test may advance the Mock at any moment, also while
+// the watchdog arms (a pass renewing an entry after its target woke the
+// future the test waited on), and the Mock's timers are relative: Reset
+// and AfterFunc count d from the clock's reading at their own call, so
+// a timer set for k-kn after the clock had moved on from kn would fire
+// late by as much, at a time the test may never reach. The clock is
+// read again after setting the timer until it has not moved. A deadline
+// already due fires at once (fireNow). Both hung tests that advanced the
+// clock right after a Get (TestInheritanceOnlyNarrows) about once in
+// 20,000 runs beside two CPU-bound processes. Called with mu held.
+func (w *Watchdog) armMock(k, kn int64) {
+	for {
+		d := time.Duration(k - kn)
+		if d <= 0 {
+			w.fireNow()
+			return
+		}
+		if beforeMockTimer != nil {
+			beforeMockTimer()
+		}
+		if w.timer == nil {
+			w.timer = w.clk.AfterFunc(d, w.fired)
+		} else {
+			w.timer.Reset(d)
+		}
+		again := w.key(w.clk.Now())
+		if again == kn {
+			return
+		}
+		kn = again
+	}
+}
+
+// beforeMockTimer, if set, runs in armMock just before the Mock's timer
+// is set: tests move the clock there.
+var beforeMockTimer func()
+
 // fireNow does for a *clock.Mock what its timer would do for a deadline
 // already due at the clock's reading: a Mock fires timers only inside
 // Add and Set, so a timer due at its now would wait for the next Add,
-// which may never come. A test that advances the clock while a pass is
-// still running (the pass that woke the future it waited on, say) and
-// then waits on a future that the renewed deadline fails, hung so:
-// about once in 20,000 runs beside two CPU-bound processes. The timer
-// is stopped: were it pending for later, its firing would only make a
-// pass that finds nothing due. Called with mu held.
+// which may never come. The timer is stopped: were it pending for later,
+// its firing would only make a pass that finds nothing due. Called with
+// mu held.
 func (w *Watchdog) fireNow() {
 	if w.timer != nil {
 		w.timer.Stop()
