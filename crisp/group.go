@@ -456,6 +456,7 @@ func (a *core) runGroup() {
 		}
 	}
 	seen := a.sys.wd.Expired()
+	var last int64 // between's busy yields
 	for n := 1; ; n++ {
 		m, j := a.scheduleGroup(p)
 		if m == nil {
@@ -463,7 +464,7 @@ func (a *core) runGroup() {
 			return
 		}
 		a.runOne(p, m, j)
-		seen = a.between(n, m.checked(), seen)
+		seen = a.between(n, m.checked(), seen, &last)
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m)

@@ -110,6 +110,59 @@ func TestARunnerWithABacklogYieldsToACallerWaitingForIt(t *testing.T) {
 	require.LessOrEqual(t, got, int64(2*yieldEvery), "the caller got the processor only after %d of the backlog's %d messages", got, n)
 }
 
+// On a machine busy with other code (ready.Busy), a runner with a
+// backlog yields to crisp's waiting goroutines on its own processor, and
+// at most once a millisecond: they wait in its processor's queue, and a
+// yield to the global one waits behind the other code's time slices.
+// Unless a caller spins for its result: it waits in the global queue,
+// and the runner yields there every yieldEvery messages, as on a quiet
+// machine.
+func TestOnABusyMachineARunnerYieldsToItsOwnProcessorUnlessACallerSpins(t *testing.T) {
+	const n = 2000
+	t.Run("a goroutine waits in a processor's own queue", func(t *testing.T) {
+		global, own, took := busyBacklogYields(t, n, ready.Add, ready.Done)
+		assert.Zero(t, global, "yields to the global run queue")
+		assert.GreaterOrEqual(t, own, int64(1), "yields to the runner's own processor")
+		assert.LessOrEqual(t, own, int64(took/time.Millisecond)+1, "yields to the runner's own processor in %v", took)
+	})
+	t.Run("a caller spins", func(t *testing.T) {
+		spin := func(int) { ready.AddSpinning() }
+		global, own, _ := busyBacklogYields(t, n, spin, ready.DoneSpinning)
+		assert.GreaterOrEqual(t, global, int64(n/yieldEvery), "yields to the global run queue")
+		assert.Zero(t, own, "yields to the runner's own processor")
+	})
+}
+
+// busyBacklogYields runs a backlog of n quick messages on a busy machine
+// while a goroutine of crisp's waits, counted by wait and uncounted by
+// done, and returns how often the runner yielded to the global run queue
+// and to its own processor, and how long the backlog took.
+func busyBacklogYields(t *testing.T, n int, wait func(int), done func()) (global, own int64, took time.Duration) {
+	var g, o atomic.Int64
+	defer func(gl, ow func()) { yieldGlobal, yieldOwn = gl, ow }(yieldGlobal, yieldOwn)
+	yieldGlobal = func() { g.Add(1); runtime.Gosched() }
+	yieldOwn = func() { o.Add(1); ready.Yield() }
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := Spawn(sys, 0)
+	gate, held := make(chan struct{}), make(chan struct{})
+	Tell(a, func(*Proc, int) { close(held); <-gate })
+	<-held
+	for range n {
+		Tell(a, func(*Proc, int) {})
+	}
+	ready.SetBusy(true) // for a second: far longer than the backlog takes
+	defer ready.SetBusy(false)
+	wait(1)
+	defer done()
+	start := time.Now()
+	close(gate)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, sys.WaitIdle(ctx))
+	return g.Load(), o.Load(), time.Since(start)
+}
+
 // WithYieldEvery brings the unconditional yield back for processes whose
 // other code must not wait behind a busy actor for Go's preemption.
 func TestWithYieldEveryYieldsToOtherCodeToo(t *testing.T) {
@@ -138,15 +191,15 @@ func TestARunnerYieldsOnceAfterTheWatchdogFailedMessages(t *testing.T) {
 		ready.Done()
 		ran.Store(true)
 	}()
-	assert.Equal(t, seen, a.between(1, true, seen), "nothing was expired")
+	assert.Equal(t, seen, a.between(1, true, seen, new(int64)), "nothing was expired")
 	assert.False(t, ran.Load(), "the runner yielded with no pass to answer")
 	// One schedule in 61 Go runs a goroutine that yielded again at once
 	// (it looks at the global run queue first), before the woken caller:
 	// three tries.
-	e := a.between(2, true, seen-1)
+	e := a.between(2, true, seen-1, new(int64))
 	for try := 1; !ran.Load(); try++ {
 		require.Less(t, try, 3, "the runner did not yield to the woken caller after a pass, in three tries")
-		e = a.between(2, true, seen-1)
+		e = a.between(2, true, seen-1, new(int64))
 	}
 	assert.Equal(t, seen, e, "the runner must now have seen the latest pass")
 
@@ -157,7 +210,7 @@ func TestARunnerYieldsOnceAfterTheWatchdogFailedMessages(t *testing.T) {
 		var other atomic.Bool
 		go other.Store(true) // other code
 		waiting := ready.Waiting()
-		a.between(3, true, seen-1)
+		a.between(3, true, seen-1, new(int64))
 		if !other.Load() {
 			break
 		}

@@ -83,7 +83,7 @@ const yieldEvery = 16
 // handler's run, whatever the handlers' length, and not after yieldEvery
 // of them. Otherwise it yields every yieldEvery messages while one of
 // crisp's goroutines waits for a processor or a deadline is near
-// (watchdog.Watching).
+// (watchdog.Watching); on a busy machine, see busy yields below.
 //
 // And it yields once after each pass of the watchdog that failed messages
 // since the runner last looked, if one of crisp's goroutines still waits
@@ -111,15 +111,55 @@ const yieldEvery = 16
 // clock just before its handler started (late), which nudged the
 // watchdog then: checked is true for it, and the clock is not read
 // again here.
-func (a *core) between(n int, checked bool, seen uint32) uint32 {
+//
+// Busy yields: on a machine busy with other code (ready.Busy: a Gosched
+// lately took over a millisecond), the every-yieldEvery yield goes to
+// the runner's own processor (ready.Yield), and at most once a
+// millisecond (ready.Spaced, with last the instant of this runner's
+// previous such yield), unless a caller spins for its result
+// (ready.Spinning): a spinning caller waits in the global run queue, and
+// only a yield to that queue reaches it. Every other goroutine crisp
+// counts as ready was made runnable on a processor's own queue, which a
+// yield to the processor reaches. Each yield to the global queue waited
+// behind the other code's time slices, and every yield, to either
+// queue, moves the processor's scheduling count on toward its turn
+// (every 61st) to run the global queue's next goroutine first, a
+// preempted CPU-bound one, for a whole time slice: four ping-pong pairs
+// with 100 messages in flight beside two goroutines that never yield
+// stalled for seconds (BENCHMARKS.md, sixteenth session). Yielding to
+// the own processor for every waiting goroutine, spinners too (8bbd296,
+// every 256 messages, reverted; then at most once a millisecond) cured
+// that, but the callers of futures resolved by time.AfterFunc beside ten
+// actors running 250-350 us handlers (crisp's own load makes the machine
+// Busy) then waited 1.0-1.6 s at p99 against 0.15-0.23 s (crispbench
+// timeliness lag, long, 1,000 pending): they spin before they park. With
+// the yields to the global queue kept while one spins: 0.17 s, and
+// crisp's own lag unchanged. Yielding to the global queue once every 10
+// ms instead did not serve those callers either (1.2 s): after a
+// Gosched the processor runs its own queue first. Bench, quick, beside
+// two such goroutines and one CPU-bound process, crisp/phony, 3 rounds
+// (AMD EPYC, 2 vCPU): throughput-4x100 8.17 -> 4.14 (runs 0.56-18.6 s ->
+// 0.24-0.62 s), ring-1k 3.37 -> 1.66; 4 rounds: request-reply 5.49 ->
+// 2.65, pingpong 2.38 -> 2.02.
+func (a *core) between(n int, checked bool, seen uint32, last *int64) uint32 {
 	wd := a.sys.wd
-	if !checked && wd.Nudge() || n%yieldEvery == 0 && (ready.Waiting() || wd.Watching()) {
+	if !checked && wd.Nudge() {
 		a.stepAside()
 		return wd.Expired()
 	}
+	if n%yieldEvery == 0 && (ready.Waiting() || wd.Watching()) {
+		if !ready.Busy() || ready.Spinning() {
+			a.stepAside()
+			return wd.Expired()
+		}
+		if ready.Spaced(last) { // see busy yields, above
+			a.stepAsideBy(yieldOwn)
+			return wd.Expired()
+		}
+	}
 	if e := wd.Expired(); e != seen {
 		if ready.Waiting() {
-			a.stepAsideBy(ready.Yield)
+			a.stepAsideBy(yieldOwn)
 		}
 		return e
 	}
@@ -177,7 +217,15 @@ func (a *core) between(n int, checked bool, seen uint32) uint32 {
 // processor's queue as a lingering runner does (ready.Yield): beside two
 // goroutines that never yield (bench -hogs 2), chameneos then took
 // 1.8-2.2x as long (why was not traced).
-func (a *core) stepAside() { a.stepAsideBy(runtime.Gosched) }
+func (a *core) stepAside() { a.stepAsideBy(yieldGlobal) }
+
+// stepAside's two ways of yielding, variables so that tests can count
+// them: to the global run queue, and to the runner's own processor
+// while the machine is busy (ready.Yield).
+var (
+	yieldGlobal = runtime.Gosched
+	yieldOwn    = ready.Yield
+)
 
 // stepAsideBy is stepAside yielding with yield: runtime.Gosched, or, for
 // the yield after a watchdog pass (between), ready.Yield, which beside
@@ -311,6 +359,7 @@ func (a *core) run(first *message) {
 	defer a.exit(p)
 	a.enter(p)
 	seen := a.sys.wd.Expired()
+	var last int64 // between's busy yields
 	for n := 1; ; n++ {
 		m, j := a.schedule(p, first)
 		if m == nil {
@@ -321,7 +370,7 @@ func (a *core) run(first *message) {
 			p.batch++
 		}
 		a.runOne(p, m, j)
-		seen = a.between(n, m.checked(), seen)
+		seen = a.between(n, m.checked(), seen, &last)
 		a.mu.Lock()
 		if m.keyed() {
 			a.releaseKeys(m) // here, under the lock taken anyway

@@ -459,19 +459,21 @@ func (f *Future[T]) spin() bool {
 	}
 	// While it spins, the waiter is runnable but not running: it counts
 	// as ready, so that a runner with a backlog yields to it as it would
-	// to a parked waiter it woke.
-	ready.Add(1)
+	// to a parked waiter it woke, and as spinning: it waits in the global
+	// run queue, which a yield to the runner's own processor would not
+	// reach (ready.AddSpinning).
+	ready.AddSpinning()
 	for range spins {
 		runtime.Gosched()
 		if f.w.Load() == resolved {
-			ready.Done()
+			ready.DoneSpinning()
 			return true
 		}
 		if s != nil && !s.ResultSoon() {
 			break // the bet went bad meanwhile: park
 		}
 	}
-	ready.Done()
+	ready.DoneSpinning()
 	return false
 }
 

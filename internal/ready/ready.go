@@ -29,9 +29,10 @@ import (
 // count sits alone on its cache line: it is written on every wake-up it
 // counts, and read by every runner every few messages.
 var count struct {
-	_ [64]byte
-	n atomic.Int64
-	_ [56]byte
+	_        [64]byte
+	n        atomic.Int64
+	spinning atomic.Int64 // those of n that wait in the global run queue (AddSpinning)
+	_        [48]byte
 }
 
 // Add counts k goroutines about to be made runnable. It must come before
@@ -59,9 +60,34 @@ func Lock(mu *sync.Mutex) {
 	Done()
 }
 
-// Waiting reports whether some goroutine counted by Add has not yet
-// called Done.
+// Waiting reports whether some goroutine counted by Add or AddSpinning
+// has not yet called Done or DoneSpinning.
 func Waiting() bool { return count.n.Load() > 0 }
+
+// AddSpinning counts the caller as ready while it spins: it yields with
+// runtime.Gosched between looks at what it waits for (Future.spin), so
+// between its looks it waits in the run queue every processor takes
+// from, not in the queue of the processor that made it runnable, as the
+// goroutines Add counts do. The caller calls DoneSpinning when it stops
+// spinning.
+//
+// A runner that yields to crisp's waiting goroutines on a busy machine
+// (Busy) yields to its own processor unless one spins (Spinning): see
+// crisp's between.
+func AddSpinning() {
+	count.n.Add(1)
+	count.spinning.Add(1)
+}
+
+// DoneSpinning ends what AddSpinning counted.
+func DoneSpinning() {
+	count.spinning.Add(-1)
+	count.n.Add(-1)
+}
+
+// Spinning reports whether some goroutine counted by AddSpinning has
+// not yet called DoneSpinning.
+func Spinning() bool { return count.spinning.Load() > 0 }
 
 // N returns the count, for tests: zero once every counted goroutine has
 // run.

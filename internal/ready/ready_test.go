@@ -114,3 +114,19 @@ func TestLockCountsTheWaiterUntilItHasTheLock(t *testing.T) {
 		t.Fatalf("the count is %d once the waiter has the lock", N())
 	}
 }
+
+func TestASpinnerIsWaitingAndSpinningUntilItIsDone(t *testing.T) {
+	AddSpinning()
+	if !Waiting() || !Spinning() {
+		t.Fatalf("a spinner counted: Waiting %v, Spinning %v", Waiting(), Spinning())
+	}
+	Add(1)
+	DoneSpinning()
+	if !Waiting() || Spinning() {
+		t.Fatalf("a spinner done, another goroutine still waiting: Waiting %v, Spinning %v", Waiting(), Spinning())
+	}
+	Done()
+	if Waiting() || Spinning() {
+		t.Fatalf("all done: Waiting %v, Spinning %v", Waiting(), Spinning())
+	}
+}

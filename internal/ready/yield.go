@@ -59,6 +59,22 @@ func Yield() {
 	}
 }
 
+// Spaced reports whether spacedGap has passed since *last, the instant
+// of the caller's previous yield (0 before its first), and if so sets
+// *last to now: a runner on a busy machine yields no more often than
+// that (see crisp's between).
+func Spaced(last *int64) bool {
+	t := now() // clock seam: how often a goroutine yields, in real time on any clock
+	if t-*last < spacedGap {
+		return false
+	}
+	*last = t
+	return true
+}
+
+// spacedGap is Spaced's least time between two yields, in ns.
+const spacedGap = 1_000_000
+
 // Busy reports whether a Gosched has lately come back slow, so that
 // Yield now yields to the caller's own processor: other code holds the
 // processors, and a yield to the global queue waits behind its time

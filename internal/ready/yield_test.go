@@ -160,3 +160,25 @@ func TestYieldGlobalRestsAfterASlowYield(t *testing.T) {
 		t.Fatalf("after the rest: %d readings, resting until %d; want 2 and 0", reads.Load(), localUntil.Load())
 	}
 }
+
+func TestSpacedAllowsOneYieldInEachGap(t *testing.T) {
+	defer func(f func() int64) { now = f }(now)
+	var clock atomic.Int64
+	now = clock.Load
+	clock.Store(5 * spacedGap)
+	var last int64
+	if !Spaced(&last) {
+		t.Fatal("the first yield is not spaced")
+	}
+	clock.Add(spacedGap - 1)
+	if Spaced(&last) {
+		t.Fatal("a second yield within the gap")
+	}
+	clock.Add(1)
+	if !Spaced(&last) {
+		t.Fatal("no yield once the gap has passed")
+	}
+	if last != clock.Load() {
+		t.Fatalf("last is %d, not the instant of the yield, %d", last, clock.Load())
+	}
+}
