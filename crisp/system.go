@@ -184,7 +184,10 @@ func WithPrecision(margin time.Duration) Option {
 // crisp's own goroutines (a new runner, a caller its results woke, the
 // watchdog) and every 16 messages while a deadline is watched on the
 // real clock: beside goroutines that never yield, any other yield costs
-// the runner a whole 10 ms time slice of Go's. Other code in the process
+// the runner a whole 10 ms time slice of Go's. While a yield lately took
+// over a millisecond (the machine is busy), those yields go to the
+// runner's own processor, at most once a millisecond, except while a
+// caller spins for its result. Other code in the process
 // (timers, servers, goroutines of other libraries) then gets a processor
 // from a busy actor only by Go's preemption, every 10 ms or so, as from
 // any goroutine that computes. Use WithYieldEvery in processes where
