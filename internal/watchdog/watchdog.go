@@ -623,9 +623,10 @@ func (w *Watchdog) arm(k int64, now time.Time) {
 // a timer set for k-kn after the clock had moved on from kn would fire
 // late by as much, at a time the test may never reach. The clock is
 // read again after setting the timer until it has not moved. A deadline
-// already due fires at once (fireNow). Both hung tests that advanced the
-// clock right after a Get (TestInheritanceOnlyNarrows) about once in
-// 20,000 runs beside two CPU-bound processes. Called with mu held.
+// already due fires at once (fireNow). Each of the two made
+// TestInheritanceOnlyNarrows, which advances the clock right after a
+// Get returns, hang about once in 20,000 runs beside two CPU-bound
+// processes. Called with mu held.
 func (w *Watchdog) armMock(k, kn int64) {
 	for {
 		d := time.Duration(k - kn)
