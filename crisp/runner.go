@@ -216,7 +216,10 @@ func (a *core) between(n int, checked bool, seen uint32, last *int64) uint32 {
 // where the other processors find the runner, and not to its own
 // processor's queue as a lingering runner does (ready.Yield): beside two
 // goroutines that never yield (bench -hogs 2), chameneos then took
-// 1.8-2.2x as long (why was not traced).
+// 1.8-2.2x as long (why was not traced). The busy yields of between
+// are the exception (stepAsideBy with yieldOwn); its longer chameneos
+// tails beside such goroutines may be that effect (BENCHMARKS.md,
+// seventeenth session).
 func (a *core) stepAside() { a.stepAsideBy(yieldGlobal) }
 
 // stepAside's two ways of yielding, variables so that tests can count
@@ -227,10 +230,10 @@ var (
 	yieldOwn    = ready.Yield
 )
 
-// stepAsideBy is stepAside yielding with yield: runtime.Gosched, or, for
-// the yield after a watchdog pass (between), ready.Yield, which beside
-// goroutines that never yield goes to the back of the runner's own
-// processor's queue.
+// stepAsideBy is stepAside yielding with yield: yieldGlobal, or, for
+// between's busy yields and its yield after a watchdog pass, yieldOwn
+// (ready.Yield), which beside goroutines that never yield goes to the
+// back of the runner's own processor's queue.
 func (a *core) stepAsideBy(yield func()) {
 	if a.grp == nil {
 		a.endHandling()

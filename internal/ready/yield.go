@@ -28,16 +28,18 @@ import (
 // pingpong 0.48-0.74x, ring-1k 0.63-0.71x, fib 0.58x in two and 1.11x
 // in the third; bank 1.06-1.26x, throughput-4x100 1.15-1.24x.
 //
-// Only those two yields go this way. A caller spinning for its
+// Those two, and a runner's periodic yield to crisp's waiting
+// goroutines while the machine is busy and none of them spins (crisp's
+// between, at most once a millisecond), go this way. A caller spinning for its
 // result (future's spin) yielding to its processor did not help beside
 // such goroutines (request-reply 1.7x as long) and hurt other code on a
 // machine busy with crisp's own handlers: the lag of time.AfterFunc's
 // callbacks beside ten actors running CPU-bound handlers went from
 // 3.5-3.9 ms to 5.5-16 ms at p99 (crispbench timeliness lag, busy load,
 // 2 runs each; why was not traced). And a runner stepping aside to
-// share the processors (crisp's stepAside) yields to everything, which
-// the global queue is for: with goyield there, chameneos beside two
-// CPU-bound goroutines took 1.8-2.2x as long.
+// share the processors (crisp's stepAside) otherwise yields to
+// everything, which the global queue is for: with goyield there,
+// chameneos beside two CPU-bound goroutines took 1.8-2.2x as long.
 func Yield() {
 	if cheaprand()&timeMask != 0 {
 		if localUntil.Load() != 0 {

@@ -608,6 +608,12 @@ func (w *Watchdog) arm(k int64, now time.Time) {
 		w.armMock(k, kn)
 		return
 	}
+	w.setTimer(d)
+}
+
+// setTimer sets the clock's timer to fire d from now. Called with mu
+// held.
+func (w *Watchdog) setTimer(d time.Duration) {
 	if w.timer == nil {
 		w.timer = w.clk.AfterFunc(d, w.fired)
 	} else {
@@ -637,11 +643,7 @@ func (w *Watchdog) armMock(k, kn int64) {
 		if beforeMockTimer != nil {
 			beforeMockTimer()
 		}
-		if w.timer == nil {
-			w.timer = w.clk.AfterFunc(d, w.fired)
-		} else {
-			w.timer.Reset(d)
-		}
+		w.setTimer(d)
 		again := w.key(w.clk.Now())
 		if again == kn {
 			return
