@@ -112,36 +112,50 @@ func TestARunnerWithABacklogYieldsToACallerWaitingForIt(t *testing.T) {
 
 // On a machine busy with other code (ready.Busy), a runner with a
 // backlog yields to crisp's waiting goroutines on its own processor, and
-// at most once a millisecond: they wait in its processor's queue, and a
-// yield to the global one waits behind the other code's time slices.
-// Unless a caller spins for its result: it waits in the global queue,
-// and the runner yields there every yieldEvery messages, as on a quiet
-// machine.
+// only once it has run for a millisecond, counted from its start and
+// from each time it has the processor back (ready.Spaced): they wait in
+// its processor's queue, a yield to the global one waits behind the
+// other code's time slices, and every yield brings the processor's turn
+// to run that code nearer. Unless a caller spins for its result: it
+// waits in the global queue, and the runner yields there every
+// yieldEvery messages, as on a quiet machine. The clock is the test's:
+// each handler moves it on by step, each yield to the own processor by
+// 10 ms (the yield waited out another goroutine's time slice).
 func TestOnABusyMachineARunnerYieldsToItsOwnProcessorUnlessACallerSpins(t *testing.T) {
-	const n = 2000
+	const n, step = 2000, 20 * time.Microsecond
 	t.Run("a goroutine waits in a processor's own queue", func(t *testing.T) {
-		global, own, took := busyBacklogYields(t, n, ready.Add, ready.Done)
+		global, own := busyBacklogYields(t, n, step, ready.Add, ready.Done)
 		assert.Zero(t, global, "yields to the global run queue")
 		assert.GreaterOrEqual(t, own, int64(1), "yields to the runner's own processor")
-		assert.LessOrEqual(t, own, int64(took/time.Millisecond)+1, "yields to the runner's own processor in %v", took)
+		ranFor := time.Duration(n) * step
+		assert.LessOrEqual(t, own, int64(ranFor/time.Millisecond), "yields to the runner's own processor in %v of running", ranFor)
+	})
+	t.Run("the runner has not run for a millisecond", func(t *testing.T) {
+		global, own := busyBacklogYields(t, n, 0, ready.Add, ready.Done)
+		assert.Zero(t, global, "yields to the global run queue")
+		assert.Zero(t, own, "yields to the runner's own processor")
 	})
 	t.Run("a caller spins", func(t *testing.T) {
 		spin := func(int) { ready.AddSpinning() }
-		global, own, _ := busyBacklogYields(t, n, spin, ready.DoneSpinning)
+		global, own := busyBacklogYields(t, n, step, spin, ready.DoneSpinning)
 		assert.GreaterOrEqual(t, global, int64(n/yieldEvery), "yields to the global run queue")
 		assert.Zero(t, own, "yields to the runner's own processor")
 	})
 }
 
-// busyBacklogYields runs a backlog of n quick messages on a busy machine
-// while a goroutine of crisp's waits, counted by wait and uncounted by
-// done, and returns how often the runner yielded to the global run queue
-// and to its own processor, and how long the backlog took.
-func busyBacklogYields(t *testing.T, n int, wait func(int), done func()) (global, own int64, took time.Duration) {
+// busyBacklogYields runs a backlog of n quick messages, each moving
+// package ready's clock on by step, on a busy machine while a goroutine
+// of crisp's waits, counted by wait and uncounted by done, and returns
+// how often the runner yielded to the global run queue and to its own
+// processor.
+func busyBacklogYields(t *testing.T, n int, step time.Duration, wait func(int), done func()) (global, own int64) {
 	var g, o atomic.Int64
+	var clock atomic.Int64
+	clock.Store(int64(time.Second))
+	defer ready.SetClock(clock.Load)()
 	defer func(gl, ow func()) { yieldGlobal, yieldOwn = gl, ow }(yieldGlobal, yieldOwn)
 	yieldGlobal = func() { g.Add(1); runtime.Gosched() }
-	yieldOwn = func() { o.Add(1); ready.Yield() }
+	yieldOwn = func() { o.Add(1); clock.Add(int64(10 * time.Millisecond)); ready.Yield() }
 	sys := NewSystem()
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 	a := Spawn(sys, 0)
@@ -149,18 +163,17 @@ func busyBacklogYields(t *testing.T, n int, wait func(int), done func()) (global
 	Tell(a, func(*Proc, int) { close(held); <-gate })
 	<-held
 	for range n {
-		Tell(a, func(*Proc, int) {})
+		Tell(a, func(*Proc, int) { clock.Add(int64(step)) })
 	}
-	ready.SetBusy(true) // for a second: far longer than the backlog takes
+	ready.SetBusy(true) // for localRest on the test's clock: longer than the backlog takes
 	defer ready.SetBusy(false)
 	wait(1)
 	defer done()
-	start := time.Now()
 	close(gate)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, sys.WaitIdle(ctx))
-	return g.Load(), o.Load(), time.Since(start)
+	return g.Load(), o.Load()
 }
 
 // WithYieldEvery brings the unconditional yield back for processes whose

@@ -1,7 +1,6 @@
 package crisp
 
 import (
-	"runtime"
 	"runtime/debug"
 
 	"github.com/crisprt/crisp/internal/gid"
@@ -114,9 +113,10 @@ const yieldEvery = 16
 //
 // Busy yields: on a machine busy with other code (ready.Busy: a Gosched
 // lately took over a millisecond), the every-yieldEvery yield goes to
-// the runner's own processor (ready.Yield), and at most once a
-// millisecond (ready.Spaced, with last the instant of this runner's
-// previous such yield), unless a caller spins for its result
+// the runner's own processor (ready.Yield), and only once the runner has
+// run for a millisecond since it started or last had the processor back
+// (ready.Spaced; last holds that instant, and ready.Restart sets it after
+// the yield), unless a caller spins for its result
 // (ready.Spinning): a spinning caller waits in the global run queue, and
 // only a yield to that queue reaches it. Every other goroutine crisp
 // counts as ready was made runnable on a processor's own queue, which a
@@ -141,6 +141,24 @@ const yieldEvery = 16
 // (AMD EPYC, 2 vCPU): throughput-4x100 8.17 -> 4.14 (runs 0.56-18.6 s ->
 // 0.24-0.62 s), ring-1k 3.37 -> 1.66; 4 rounds: request-reply 5.49 ->
 // 2.65, pingpong 2.38 -> 2.02.
+//
+// Counted from the instant of the runner's previous yield instead (until
+// the eighteenth session), a runner that had just waited out one of the
+// other code's time slices yielded again within yieldEvery messages of
+// getting the processor back, and a new runner within yieldEvery of its
+// start. A runtime trace of those four pairs (100,000 round trips each)
+// beside two goroutines that never yield: in 1.04 s crisp's goroutines
+// ran for 0.12 s and the two for 1.95 s, and crisp's 16,000 schedules a
+// second (8,500 of them yields) brought each processor's turn for the
+// global queue round within about 0.7 ms of crisp's work. Counted from
+// the runner's start and from each time it has the processor back, with
+// the global yields timed (see yieldGlobal): crisp ran 0.10 s in
+// 0.24-0.36 s, and bench's throughput-4x100 at full size beside the two
+// took 1.67x phony's time against 4.50x (3 rounds; quiet, about 2x);
+// the quick suite beside them, 10 rounds, moved within its spread or
+// better but for big (1.32 -> 1.78, phony's own runs spreading
+// 20-fold), and crispbench's lag, crisp's and time.AfterFunc's, stayed
+// within spread.
 func (a *core) between(n int, checked bool, seen uint32, last *int64) uint32 {
 	wd := a.sys.wd
 	if !checked && wd.Nudge() {
@@ -154,6 +172,7 @@ func (a *core) between(n int, checked bool, seen uint32, last *int64) uint32 {
 		}
 		if ready.Spaced(last) { // see busy yields, above
 			a.stepAsideBy(yieldOwn)
+			ready.Restart(last)
 			return wd.Expired()
 		}
 	}
@@ -224,9 +243,15 @@ func (a *core) stepAside() { a.stepAsideBy(yieldGlobal) }
 
 // stepAside's two ways of yielding, variables so that tests can count
 // them: to the global run queue, and to the runner's own processor
-// while the machine is busy (ready.Yield).
+// while the machine is busy (ready.Yield). The yield to the global
+// queue is timed now and then (ready.Gosched), so that a slow one
+// marks the machine busy: in a trace of the four pairs above, Busy had
+// lapsed (it lasts a second after the last slow yield anyone timed)
+// while the runners went on yielding to the global queue every 16
+// messages, 4,400 times in 0.68 s, each waiting behind the CPU-bound
+// goroutines' time slices.
 var (
-	yieldGlobal = runtime.Gosched
+	yieldGlobal = ready.Gosched
 	yieldOwn    = ready.Yield
 )
 

@@ -186,7 +186,8 @@ func WithPrecision(margin time.Duration) Option {
 // real clock: beside goroutines that never yield, any other yield costs
 // the runner a whole 10 ms time slice of Go's. While a yield lately took
 // over a millisecond (the machine is busy), those yields go to the
-// runner's own processor, at most once a millisecond, except while a
+// runner's own processor, at most once per millisecond the runner has
+// run since it started or last had the processor back, except while a
 // caller spins for its result. Other code in the process
 // (timers, servers, goroutines of other libraries) then gets a processor
 // from a busy actor only by Go's preemption, every 10 ms or so, as from

@@ -30,7 +30,8 @@ import (
 //
 // Those two, and a runner's periodic yield to crisp's waiting
 // goroutines while the machine is busy and none of them spins (crisp's
-// between, at most once a millisecond), go this way. A caller spinning for its
+// between, once a millisecond of the runner's running: Spaced), go this
+// way. A caller spinning for its
 // result (future's spin) yielding to its processor did not help beside
 // such goroutines (request-reply 1.7x as long) and hurt other code on a
 // machine busy with crisp's own handlers: the lag of time.AfterFunc's
@@ -61,20 +62,32 @@ func Yield() {
 	}
 }
 
-// Spaced reports whether spacedGap has passed since *last, the instant
-// of the caller's previous yield (0 before its first), and if so sets
-// *last to now: a runner on a busy machine yields no more often than
-// that (see crisp's between).
-func Spaced(last *int64) bool {
-	t := now() // clock seam: how often a goroutine yields, in real time on any clock
-	if t-*last < spacedGap {
+// Spaced reports whether the caller has run for spacedGap since *since:
+// since its run began, or since it last had the processor back after a
+// yield (Restart). A zero *since (a runner that has not asked before)
+// starts the count now, and Spaced reports false. A runner on a busy
+// machine yields no more often than that (see crisp's between): counted
+// from the instant of its previous yield instead, a runner that had
+// waited out another goroutine's time slice yielded again within 16
+// messages of getting the processor back, and one just started within
+// 16 of starting; each yield, to either run queue, moves the processor
+// on toward its turn to run a preempted CPU-bound goroutine for a whole
+// time slice.
+func Spaced(since *int64) bool {
+	t := now() // clock seam: how long a goroutine has run, in real time on any clock
+	if *since == 0 {
+		*since = t
 		return false
 	}
-	*last = t
-	return true
+	return t-*since >= spacedGap
 }
 
-// spacedGap is Spaced's least time between two yields, in ns.
+// Restart starts Spaced's count again: the caller has the processor
+// back after a yield.
+func Restart(since *int64) { *since = now() } // clock seam: as in Spaced
+
+// spacedGap is how long Spaced lets a goroutine run between two
+// yields, in ns.
 const spacedGap = 1_000_000
 
 // Busy reports whether a Gosched has lately come back slow, so that
@@ -92,6 +105,37 @@ func SetBusy(b bool) {
 	} else {
 		localUntil.Store(0)
 	}
+}
+
+// Gosched is runtime.Gosched, timing one call in timeMask+1 (chosen at
+// random) as Yield times its own: if that one comes back slow, Busy
+// reports true for localRest. For a goroutine that must yield to the
+// global run queue whatever the machine is doing (crisp's runners
+// stepping aside for a caller that spins there): while nothing else
+// timed a yield, Busy lapsed after localRest on a machine that had
+// stayed busy, and those runners then yielded to the global queue every
+// 16 messages, each yield waiting out a CPU-bound goroutine's time
+// slice.
+func Gosched() {
+	if cheaprand()&timeMask != 0 {
+		runtime.Gosched()
+		return
+	}
+	t := now() // clock seam: how long the scheduler took, in real time on any clock
+	runtime.Gosched()
+	if end := now(); end-t > slowYield { // clock seam: as above
+		localUntil.Store(end + localRest)
+	}
+}
+
+// SetClock makes the package read the time from f, in ns, until the
+// returned function puts the runtime's clock back: for tests of code
+// that paces itself by Spaced. Not safe while goroutines of other tests
+// yield.
+func SetClock(f func() int64) (restore func()) {
+	old := now
+	now = f
+	return func() { now = old }
 }
 
 // YieldGlobal is runtime.Gosched, which puts the caller in the run queue

@@ -161,24 +161,53 @@ func TestYieldGlobalRestsAfterASlowYield(t *testing.T) {
 	}
 }
 
-func TestSpacedAllowsOneYieldInEachGap(t *testing.T) {
+func TestSpacedCountsFromTheRunsStartAndFromEachRestart(t *testing.T) {
 	defer func(f func() int64) { now = f }(now)
 	var clock atomic.Int64
 	now = clock.Load
 	clock.Store(5 * spacedGap)
-	var last int64
-	if !Spaced(&last) {
-		t.Fatal("the first yield is not spaced")
+	var since int64
+	if Spaced(&since) {
+		t.Fatal("a runner that has just started may yield")
+	}
+	if since != clock.Load() {
+		t.Fatalf("the count starts at %d, not at the first call, %d", since, clock.Load())
 	}
 	clock.Add(spacedGap - 1)
-	if Spaced(&last) {
-		t.Fatal("a second yield within the gap")
+	if Spaced(&since) {
+		t.Fatal("a yield before the runner has run for the gap")
 	}
 	clock.Add(1)
-	if !Spaced(&last) {
-		t.Fatal("no yield once the gap has passed")
+	if !Spaced(&since) {
+		t.Fatal("no yield once the runner has run for the gap")
 	}
-	if last != clock.Load() {
-		t.Fatalf("last is %d, not the instant of the yield, %d", last, clock.Load())
+	clock.Add(10 * spacedGap) // the yield waited out another goroutine's time slice
+	Restart(&since)
+	clock.Add(spacedGap - 1)
+	if Spaced(&since) {
+		t.Fatal("a yield before the runner has run for the gap since it had the processor back")
+	}
+	clock.Add(1)
+	if !Spaced(&since) {
+		t.Fatal("no yield once the runner has run for the gap since it had the processor back")
+	}
+}
+
+func TestGoschedMarksTheMachineBusyWhenATimedOneIsSlow(t *testing.T) {
+	quiet(t) // also times every call
+	defer func(f func() int64) { now = f }(now)
+	var clock atomic.Int64
+	now = func() int64 { return clock.Add(slowYield / 4) }
+	Gosched()
+	if Busy() {
+		t.Fatal("a quick Gosched marked the machine busy")
+	}
+	now = func() int64 { return clock.Add(slowYield + 1) }
+	Gosched()
+	if !Busy() {
+		t.Fatal("a slow Gosched did not mark the machine busy")
+	}
+	if got, want := localUntil.Load(), clock.Load()+localRest; got != want {
+		t.Fatalf("busy until %d; want %d (localRest after the slow Gosched)", got, want)
 	}
 }
