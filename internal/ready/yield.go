@@ -58,7 +58,7 @@ func Yield() {
 	localUntil.Store(0)
 	runtime.Gosched()
 	if end := now(); end-t > slowYield { // clock seam: as above
-		localUntil.Store(end + localRest)
+		markBusy(end)
 	}
 }
 
@@ -124,8 +124,29 @@ func Gosched() {
 	t := now() // clock seam: how long the scheduler took, in real time on any clock
 	runtime.Gosched()
 	if end := now(); end-t > slowYield { // clock seam: as above
+		markBusy(end)
+	}
+}
+
+// markBusy makes Busy report true until localRest after end, the end
+// of a slow yield, unless HoldQuiet holds it off.
+func markBusy(end int64) {
+	if quietHeld.Load() == 0 {
 		localUntil.Store(end + localRest)
 	}
+}
+
+// quietHeld counts the HoldQuiet calls not yet released.
+var quietHeld atomic.Int32
+
+// HoldQuiet makes Busy report false, and keeps slow yields from marking
+// the machine busy, until the returned function is called: for tests of
+// what crisp does on a quiet machine, which a loaded test machine would
+// otherwise turn, at random, into what it does on a busy one.
+func HoldQuiet() (release func()) {
+	quietHeld.Add(1)
+	localUntil.Store(0)
+	return func() { quietHeld.Add(-1) }
 }
 
 // SetClock makes the package read the time from f, in ns, until the
@@ -152,7 +173,7 @@ func YieldGlobal() {
 	localUntil.Store(0)
 	runtime.Gosched()
 	if end := now(); end-t > slowYield { // clock seam: as above
-		localUntil.Store(end + localRest)
+		markBusy(end)
 	}
 }
 

@@ -211,3 +211,26 @@ func TestGoschedMarksTheMachineBusyWhenATimedOneIsSlow(t *testing.T) {
 		t.Fatalf("busy until %d; want %d (localRest after the slow Gosched)", got, want)
 	}
 }
+
+func TestHoldQuietKeepsSlowYieldsFromMarkingTheMachineBusy(t *testing.T) {
+	quiet(t)
+	defer func(f func() int64) { now = f }(now)
+	var clock atomic.Int64
+	now = func() int64 { return clock.Add(slowYield + 1) } // every timed yield slow
+	SetBusy(true)
+	release := HoldQuiet()
+	if Busy() {
+		t.Fatal("busy while held quiet")
+	}
+	Gosched()
+	YieldGlobal()
+	Yield()
+	if Busy() {
+		t.Fatal("a slow yield marked the machine busy while it was held quiet")
+	}
+	release()
+	Gosched()
+	if !Busy() {
+		t.Fatal("a slow yield did not mark the machine busy once released")
+	}
+}
