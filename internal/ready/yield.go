@@ -31,10 +31,12 @@ import (
 // Those two, and a runner's periodic yield to crisp's waiting
 // goroutines while the machine is busy and none of them spins (crisp's
 // between, once a millisecond of the runner's running: Spaced), go this
-// way. A caller spinning for its
-// result (future's spin) yielding to its processor did not help beside
-// such goroutines (request-reply 1.7x as long) and hurt other code on a
-// machine busy with crisp's own handlers: the lag of time.AfterFunc's
+// way. A caller spinning for its result (future's spin) yielding to its
+// processor did not help beside such goroutines (request-reply 1.7x as
+// long; likely because a processor that takes a batch from the global
+// queue puts a preempted one in its own queue ahead of the caller:
+// BENCHMARKS.md, eighteenth session) and hurt other code on a machine
+// busy with crisp's own handlers: the lag of time.AfterFunc's
 // callbacks beside ten actors running CPU-bound handlers went from
 // 3.5-3.9 ms to 5.5-16 ms at p99 (crispbench timeliness lag, busy load,
 // 2 runs each; why was not traced). And a runner stepping aside to
