@@ -58,10 +58,7 @@ func Yield() {
 		return
 	}
 	localUntil.Store(0)
-	runtime.Gosched()
-	if end := now(); end-t > slowYield { // clock seam: as above
-		markBusy(end)
-	}
+	goschedTimed(t)
 }
 
 // Spaced reports whether the caller has run for spacedGap since *since:
@@ -123,9 +120,14 @@ func Gosched() {
 		runtime.Gosched()
 		return
 	}
-	t := now() // clock seam: how long the scheduler took, in real time on any clock
+	goschedTimed(now()) // clock seam: how long the scheduler took, in real time on any clock
+}
+
+// goschedTimed is runtime.Gosched called at t (now's reading), marking
+// the machine busy if it comes back more than slowYield later.
+func goschedTimed(t int64) {
 	runtime.Gosched()
-	if end := now(); end-t > slowYield { // clock seam: as above
+	if end := now(); end-t > slowYield { // clock seam: how long the scheduler took, in real time on any clock
 		markBusy(end)
 	}
 }
@@ -173,10 +175,7 @@ func YieldGlobal() {
 		return
 	}
 	localUntil.Store(0)
-	runtime.Gosched()
-	if end := now(); end-t > slowYield { // clock seam: as above
-		markBusy(end)
-	}
+	goschedTimed(t)
 }
 
 // A Gosched that takes longer than slowYield has waited behind other
