@@ -173,24 +173,23 @@ func TestSpacedCountsFromTheRunsStartAndFromEachRestart(t *testing.T) {
 	if since != clock.Load() {
 		t.Fatalf("the count starts at %d, not at the first call, %d", since, clock.Load())
 	}
-	clock.Add(spacedGap - 1)
-	if Spaced(&since) {
-		t.Fatal("a yield before the runner has run for the gap")
+	// dueAfterTheGap checks that no yield is due before the runner has
+	// run for the gap, and that one is once it has.
+	dueAfterTheGap := func(since *int64, counted string) {
+		t.Helper()
+		clock.Add(spacedGap - 1)
+		if Spaced(since) {
+			t.Fatalf("a yield before the runner has run for the gap %s", counted)
+		}
+		clock.Add(1)
+		if !Spaced(since) {
+			t.Fatalf("no yield once the runner has run for the gap %s", counted)
+		}
 	}
-	clock.Add(1)
-	if !Spaced(&since) {
-		t.Fatal("no yield once the runner has run for the gap")
-	}
+	dueAfterTheGap(&since, "since it started")
 	clock.Add(10 * spacedGap) // the yield waited out another goroutine's time slice
 	Restart(&since)
-	clock.Add(spacedGap - 1)
-	if Spaced(&since) {
-		t.Fatal("a yield before the runner has run for the gap since it had the processor back")
-	}
-	clock.Add(1)
-	if !Spaced(&since) {
-		t.Fatal("no yield once the runner has run for the gap since it had the processor back")
-	}
+	dueAfterTheGap(&since, "since it had the processor back")
 }
 
 func TestGoschedMarksTheMachineBusyWhenATimedOneIsSlow(t *testing.T) {
