@@ -47,6 +47,7 @@ package future
 import (
 	"context"
 	"math"
+	"reflect"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -333,7 +334,17 @@ func (f *Future[T]) GetWithin(d time.Duration) (T, error) {
 		return zero, err
 	}
 	defer endWait(src)
-	t := clockOf(src).Timer(d)
+	clk := clockOf(src)
+	if reflect.TypeOf(clk) == realClockType {
+		w, st := f.timedWaiter()
+		if w == nil || w.waitTimed(d, st) || f.Ready() { // Ready: resolved at the very instant of the timeout
+			return f.val, f.failed()
+		}
+		return zero, ErrTimeout
+	}
+	// Another clock (a mock, a virtual one): its Timer, on which tests
+	// may hook to know that the wait has begun (see the examples).
+	t := clk.Timer(d)
 	n, counted := f.enter()
 	select {
 	case <-n.ch():
@@ -560,6 +571,8 @@ func wakeAll(h *node) {
 			wakeChan(n, w)
 		case *getWaiter:
 			w.Wake()
+		case *timedWaiter:
+			w.Wake()
 		}
 	}
 	var first any
@@ -596,7 +609,7 @@ func callFrom(ns []*node, i int, first any) (next int, panicked any) {
 	}()
 	for ; i >= 0; i-- {
 		switch ns[i].w.(type) {
-		case chanWaker, *getWaiter: // woken already
+		case chanWaker, *getWaiter, *timedWaiter: // woken already
 		default:
 			ns[i].w.Wake()
 		}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/plumb"
 )
@@ -122,6 +124,25 @@ func BenchmarkGetWithinHandoff(b *testing.B) {
 		close(reqs)
 		<-done
 	})
+	// The waiter parks at once: its source says the result is not soon,
+	// as crisp's calls say while the actor is busy with another message.
+	// Each iteration also allocates the source's cell (16 bytes).
+	b.Run("future, parked", func(b *testing.B) {
+		reqs := make(chan *future.Promise[int])
+		done := resolver(reqs, func(p *future.Promise[int]) { p.Resolve(42, nil) })
+		b.ReportAllocs()
+		for b.Loop() {
+			p := future.NewPromise[int](nil)
+			var cell any = notSoon{}
+			plumb.SetSourceAt(p, &cell)
+			reqs <- p
+			if _, err := p.Future().GetWithin(time.Second); err != nil {
+				b.Fatal(err)
+			}
+		}
+		close(reqs)
+		<-done
+	})
 	b.Run("buffered channel and timer baseline", func(b *testing.B) {
 		reqs := make(chan chan int)
 		done := resolver(reqs, func(c chan int) { c <- 42 })
@@ -200,3 +221,11 @@ func BenchmarkOnResolve(b *testing.B) {
 		}
 	})
 }
+
+// notSoon is a source that says the result is not soon: its waiters
+// park at once.
+type notSoon struct{}
+
+func (notSoon) Clock() clock.Clock { return nil }
+func (notSoon) CheckWait() error   { return nil }
+func (notSoon) ResultSoon() bool   { return false }

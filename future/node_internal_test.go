@@ -3,8 +3,10 @@ package future
 import (
 	"testing"
 	"testing/synctest"
+	"time"
 	"unsafe"
 
+	"github.com/crisprt/crisp/internal/park"
 	"github.com/crisprt/crisp/internal/ready"
 )
 
@@ -53,6 +55,133 @@ func TestGetWaitsOnAWaiterOfItsOwnNotAChannel(t *testing.T) {
 		}
 		if n := ready.N(); n != 0 {
 			t.Fatalf("%d goroutines still counted as ready", n)
+		}
+	})
+}
+
+// timedWaiters counts the timedWaiters listed on f, and those of them a
+// goroutine waits on.
+func timedWaiters[T any](f *Future[T]) (listed, waiting int) {
+	for n := f.w.Load(); n != nil && n != resolved && n != resolving; n = n.next {
+		if w, ok := n.w.(*timedWaiter); ok {
+			listed++
+			if w.state.Load()&twPhase == twWaiting {
+				waiting++
+			}
+		}
+	}
+	return listed, waiting
+}
+
+// A goroutine blocked in GetWithin on the real clock waits on a
+// timedWaiter of its own, 48 bytes, and a callback timer, with no
+// channel; the resolution wakes it and counts it as ready until it runs.
+func TestATimedGetWaitsOnAWaiterOfItsOwnNotAChannel(t *testing.T) {
+	// Under the race detector a spot is a WaitGroup, 16 bytes, not 8.
+	if s := unsafe.Sizeof(timedWaiter{}); s > 40+unsafe.Sizeof(park.Spot{}) {
+		t.Fatalf("a timedWaiter is %d bytes, past the 48-byte size class", s)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		p := NewPromise[int](nil)
+		f := p.Future()
+		got := make(chan int, 2)
+		for range 2 {
+			go func() {
+				v, err := f.GetWithin(time.Hour)
+				if err != nil {
+					t.Errorf("GetWithin: %v", err)
+				}
+				got <- v
+			}()
+		}
+		synctest.Wait() // both block in GetWithin
+		for n := f.w.Load(); n != nil; n = n.next {
+			if _, ok := n.w.(*timedWaiter); !ok {
+				t.Fatalf("a GetWithin waits on a %T", n.w)
+			}
+		}
+		if listed, waiting := timedWaiters(f); listed != 2 || waiting != 2 {
+			t.Fatalf("%d waiters listed, %d waiting, for two goroutines in GetWithin", listed, waiting)
+		}
+		p.Resolve(7, nil)
+		if a, b := <-got, <-got; a != 7 || b != 7 {
+			t.Fatalf("GetWithin returned %d and %d, want 7", a, b)
+		}
+		if n := ready.N(); n != 0 {
+			t.Fatalf("%d goroutines still counted as ready", n)
+		}
+	})
+}
+
+// A wait that times out leaves its node listed (the list is never
+// relinked), and the next timed wait takes it over: a caller polling a
+// future with short timeouts does not grow its list, and an old wait's
+// timer does not end a new one.
+func TestTimedOutWaitersAreTakenOverNotPiledUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := NewPromise[int](nil)
+		f := p.Future()
+		for i := range 100 {
+			if _, err := f.GetWithin(time.Millisecond); err != ErrTimeout {
+				t.Fatalf("wait %d: %v, want a timeout", i, err)
+			}
+		}
+		if listed, _ := timedWaiters(f); listed != 1 {
+			t.Fatalf("%d nodes listed after 100 timed-out waits, one at a time; want 1", listed)
+		}
+		if w := f.w.Load().w.(*timedWaiter); w.state.Load() != 99*twGen|twFree {
+			t.Fatalf("the node's state is %#x after 100 waits; want generation 99, free", w.state.Load())
+		}
+
+		// Three at once: the free node and two new ones; one waiter each.
+		got := make(chan error, 3)
+		for _, d := range []time.Duration{time.Second, time.Hour, time.Hour} {
+			go func() {
+				_, err := f.GetWithin(d)
+				got <- err
+			}()
+		}
+		synctest.Wait()
+		if listed, waiting := timedWaiters(f); listed != 3 || waiting != 3 {
+			t.Fatalf("%d listed, %d waiting, for three goroutines in GetWithin; want 3 and 3", listed, waiting)
+		}
+		<-time.After(time.Second) // on the bubble's clock: the first wait times out
+		if err := <-got; err != ErrTimeout {
+			t.Fatalf("the one-second wait: %v, want a timeout", err)
+		}
+		synctest.Wait()
+		if _, waiting := timedWaiters(f); waiting != 2 {
+			t.Fatalf("%d waiting after one of three timed out; want 2", waiting)
+		}
+		p.Resolve(7, nil)
+		for range 2 {
+			if err := <-got; err != nil {
+				t.Fatalf("an hour-long wait: %v, want the result", err)
+			}
+		}
+		if n := ready.N(); n != 0 {
+			t.Fatalf("%d goroutines still counted as ready", n)
+		}
+	})
+}
+
+// A wait taking over a free node after the resolution has walked the
+// list (a wait that read the list just before the resolution) would not
+// be woken: it sees the future resolved and leaves the node free.
+func TestATakeOverAfterTheResolutionLeavesTheNodeFree(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := NewPromise[int](nil)
+		f := p.Future()
+		if _, err := f.GetWithin(time.Millisecond); err != ErrTimeout {
+			t.Fatalf("%v, want a timeout", err)
+		}
+		o := f.w.Load().w.(*timedWaiter) // free, as a wait that read the list would find it
+		p.Resolve(3, nil)
+		if _, took, done := f.takeOver(o); took || !done {
+			t.Fatalf("took over a node of a resolved future (took %v, done %v)", took, done)
+		}
+		if got := o.state.Load(); got != twGen|twFree {
+			t.Fatalf("the node's state is %#x; want generation 1, free", got)
 		}
 	})
 }

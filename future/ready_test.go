@@ -2,6 +2,8 @@ package future_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -68,6 +70,24 @@ func TestWaitsLeaveNothingCountedAsReady(t *testing.T) {
 		p.Resolve(1, nil)
 		settled(t)
 	})
+	t.Run("on the real clock, woken by the result or timed out", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := future.NewPromise[int](nil)
+			errs := make(chan error, 4)
+			for _, d := range []time.Duration{time.Second, time.Second, time.Hour, time.Hour} {
+				go func() { _, err := p.Future().GetWithin(d); errs <- err }()
+			}
+			<-time.After(time.Second) // on the bubble's clock
+			for range 2 {
+				require.ErrorIs(t, <-errs, future.ErrTimeout)
+			}
+			p.Resolve(1, nil)
+			for range 2 {
+				require.NoError(t, <-errs)
+			}
+			require.Zero(t, ready.N())
+		})
+	})
 	t.Run("context ended, then resolved", func(t *testing.T) {
 		p := future.NewPromise[int](nil)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -108,4 +128,40 @@ func TestAWaiterStopsSpinningOnceTheResultIsNoLongerSoon(t *testing.T) {
 		p.Resolve(7, nil)
 		require.Equal(t, 7, <-got)
 	})
+}
+
+// Timed waits on the real clock race their timers against resolutions,
+// and later waits take over the nodes of waits that timed out: every
+// wait ends with the result or a timeout, a wait that began after the
+// resolution has the result, and nothing stays counted as ready.
+func TestTimedWaitsRacingTheirResolutionsLoseNothing(t *testing.T) {
+	const futures, waiters = 300, 6
+	for range futures {
+		p := future.NewPromise[int](nil)
+		f := p.Future()
+		done := make(chan error, waiters)
+		for i := range waiters {
+			go func() {
+				var err error
+				for range 3 { // each a fresh wait, which may take over a timed-out one's node
+					var v int
+					v, err = f.GetWithin(time.Duration(i*7) * time.Microsecond)
+					if err == nil && v != 5 {
+						err = fmt.Errorf("GetWithin returned %d, want 5", v)
+					}
+				}
+				done <- err
+			}()
+		}
+		p.Resolve(5, nil)
+		for range waiters {
+			if err := <-done; err != nil && !errors.Is(err, future.ErrTimeout) {
+				t.Fatal(err)
+			}
+		}
+		v, err := f.GetWithin(time.Hour) // resolved: at once
+		require.NoError(t, err)
+		require.Equal(t, 5, v)
+	}
+	settled(t)
 }
