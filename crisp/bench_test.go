@@ -15,6 +15,7 @@ import (
 	"github.com/crisprt/crisp/crisp"
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/plumb"
+	"github.com/crisprt/crisp/internal/ready"
 )
 
 // Every benchmark here runs a plain-Go baseline beside crisp in the same
@@ -91,6 +92,21 @@ func BenchmarkRoundTrip(b *testing.B) {
 		a := crisp.Spawn(benchSystem(b), &counter{})
 		b.ReportAllocs()
 		for b.Loop() {
+			if _, err := crisp.Call(a, incr).GetWithin(time.Second); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// As on a machine busy with code that never yields: the caller
+	// parks rather than spins, and the actor's runner exits rather than
+	// lingers, so each call starts one. Each iteration marks the machine
+	// busy again (one clock reading).
+	b.Run("crisp call with timed get, parked", func(b *testing.B) {
+		a := crisp.Spawn(benchSystem(b), &counter{})
+		defer ready.SetBusy(false)
+		b.ReportAllocs()
+		for b.Loop() {
+			ready.SetBusy(true)
 			if _, err := crisp.Call(a, incr).GetWithin(time.Second); err != nil {
 				b.Fatal(err)
 			}

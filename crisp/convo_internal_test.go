@@ -366,3 +366,43 @@ func TestOnABusyMachineARunnerParksOnlyBesideFewHeldActors(t *testing.T) {
 		assert.Equal(t, int64(others+1), c.sys.gor.Load(), "and its runner has exited")
 	})
 }
+
+// Beside code that never yields, a runner in a conversation that has
+// answered a Call, with no other actor held or parked (its partner a
+// goroutine that calls and gets), neither parks nor lingers: it lets its
+// actor go at once, so that the caller's next Call starts a runner in
+// its own processor's next slot. After a Tell, or on a quiet machine, it
+// lingers, as it always did.
+func TestOnABusyMachineARunnerThatAnsweredACallLetsItsActorGo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := NewSystem()
+		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+		a := Spawn(sys, 0)
+		// lingered sends a message in a conversation (a Call or a Tell)
+		// and reports whether its runner lingered (in vain) before it
+		// exited.
+		lingered := func(call bool) bool {
+			a.setVain(0)
+			a.flags.Or(fConvo)
+			if call {
+				v, err := Call(a, func(*Proc, int) (int, error) { return 7, nil }).Get()
+				require.NoError(t, err)
+				require.Equal(t, 7, v)
+			} else {
+				Tell(a, func(*Proc, int) {})
+			}
+			synctest.Wait() // the runner is gone
+			require.Zero(t, sys.gor.Load(), "the runner exited")
+			require.False(t, a.flags.Load()&fParked != 0, "nobody would wake it")
+			return a.vain() == 1
+		}
+
+		ready.SetBusy(true)
+		assert.False(t, lingered(true), "busy, a Call answered: the runner did not linger")
+		assert.True(t, lingered(false), "busy, after a Tell: the runner lingered")
+
+		release := ready.HoldQuiet()
+		defer release()
+		assert.True(t, lingered(true), "quiet, a Call answered: the runner lingered")
+	})
+}

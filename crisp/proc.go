@@ -34,6 +34,7 @@ type Proc struct {
 	serve    bool       // a spare runner is woken to serve, not dismissed. Set under a.mu.
 	done     bool       // the runner returned normally (not through runtime.Goexit)
 	selfWait bool       // a group runner blocked on a future of its group (checkGroupWait). Guarded by a.mu.
+	answered bool       // the last message the runner ran was answered (a Call's): its caller may be waiting for the answer (convo.go)
 }
 
 // procSize is the size of a Proc, which every runner goroutine has, and

@@ -397,6 +397,7 @@ func (a *core) run(first *message) {
 		if p.batch <= parkBatch {
 			p.batch++
 		}
+		p.answered = j.answered()
 		a.runOne(p, m, j)
 		seen = a.between(n, m.checked(), seen, &last)
 		a.mu.Lock()

@@ -95,8 +95,9 @@ func (timeoutError) Timeout() bool { return true }
 // so the waiter learns of it only when its turn comes round, up to a
 // time slice per processor later. A parked waiter is woken straight onto
 // the resolver's processor instead. So a waiter spins only if the
-// future's source says the result is likely soon (see soonSource); a
-// future without a source spins as before.
+// future's source says the result is likely soon (see soonSource), and
+// never while the machine is busy with code that does not yield (see
+// spin); a future without a source spins as before.
 const spins = 4
 
 // soonSource is a source that can tell whether the result is likely
@@ -468,19 +469,37 @@ func (f *Future[T]) spin() bool {
 	if s != nil && !s.ResultSoon() {
 		return false
 	}
+	// Beside code that never yields the bet is always bad (see spins):
+	// a waiter's yield puts it behind a preempted CPU-bound goroutine,
+	// which a processor taking both from the global queue runs first, for
+	// a whole time slice. The first yield of each spin is timed, and a
+	// slow one ends the spin and marks the machine busy (ready.Busy);
+	// then, until ready.ParkInstead finds the machine quiet again,
+	// waiters park at once. Measured (20,000 Calls with timed Gets beside
+	// two such goroutines, a fresh process each run; BENCHMARKS.md,
+	// nineteenth session): before, 4 runs of 32 were cut off at 20 s and
+	// 3 more took 1.3-11 s; with this (and a caller's runner not
+	// lingering on a busy machine: crisp's parkLinger), 27 runs took at
+	// most 0.31 s. Parking allocates (see timedWaiter), and beside such
+	// goroutines each collection costs about one of their time slices:
+	// in a process where the stall did not come, the median call got
+	// slower (see BENCHMARKS.md).
+	if ready.ParkInstead() {
+		return false
+	}
 	// While it spins, the waiter is runnable but not running: it counts
 	// as ready, so that a runner with a backlog yields to it as it would
 	// to a parked waiter it woke, and as spinning: it waits in the global
 	// run queue, which a yield to the runner's own processor would not
 	// reach (ready.AddSpinning).
 	ready.AddSpinning()
-	for range spins {
-		runtime.Gosched()
+	for i := range spins {
+		slow := ready.SpinYield(i == 0)
 		if f.w.Load() == resolved {
 			ready.DoneSpinning()
 			return true
 		}
-		if s != nil && !s.ResultSoon() {
+		if slow || (s != nil && !s.ResultSoon()) {
 			break // the bet went bad meanwhile: park
 		}
 	}

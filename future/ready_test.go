@@ -130,6 +130,77 @@ func TestAWaiterStopsSpinningOnceTheResultIsNoLongerSoon(t *testing.T) {
 	})
 }
 
+// soonAlways is a source that always says the result is soon, counting
+// how often it was asked: once before a spin, and once after each of its
+// yields.
+type soonAlways struct{ asked atomic.Int32 }
+
+func (s *soonAlways) Clock() clock.Clock { return nil }
+func (s *soonAlways) CheckWait() error   { return nil }
+func (s *soonAlways) ResultSoon() bool   { s.asked.Add(1); return true }
+
+// waitAsking has a goroutine wait for a fresh future whose source always
+// says the result is soon (with GetWithin if timed, else Get), and
+// returns how often the waiter asked its source before it parked.
+func waitAsking(t *testing.T, timed bool) int32 {
+	t.Helper()
+	var asked int32
+	synctest.Test(t, func(t *testing.T) {
+		p := future.NewPromise[int](nil)
+		src := &soonAlways{}
+		var cell any = src
+		plumb.SetSourceAt(p, &cell)
+		got := make(chan int, 1)
+		go func() {
+			var v int
+			if timed {
+				v, _ = p.Future().GetWithin(time.Hour)
+			} else {
+				v, _ = p.Future().Get()
+			}
+			got <- v
+		}()
+		synctest.Wait() // the waiter has parked
+		asked = src.asked.Load()
+		p.Resolve(7, nil)
+		require.Equal(t, 7, <-got)
+	})
+	return asked
+}
+
+// Beside code that never yields (ready.Busy), a waiter parks at once,
+// however soon its source says the result is: a spinning waiter waits in
+// the run queue every processor takes from, behind the CPU-bound
+// goroutines' time slices, while a parked one is woken onto the
+// resolver's processor.
+func TestOnABusyMachineAWaiterParksWithoutSpinning(t *testing.T) {
+	for _, timed := range []bool{false, true} {
+		ready.SetBusy(true)
+		asked := waitAsking(t, timed)
+		ready.SetBusy(false)
+		require.EqualValues(t, 1, asked, "busy, timed %v: the waiter spun (asked its source %d times)", timed, asked)
+
+		release := ready.HoldQuiet()
+		asked = waitAsking(t, timed)
+		release()
+		require.Greater(t, asked, int32(1), "quiet, timed %v: the waiter did not spin", timed)
+	}
+}
+
+// A spin's first yield is timed (one spin in four, here every one): if
+// it comes back slow, the waiter marks the machine busy and parks at
+// once, without asking its source again.
+func TestASlowFirstYieldMarksTheMachineBusyAndTheWaiterParks(t *testing.T) {
+	ready.SetBusy(false)
+	defer ready.SetBusy(false)
+	var clock atomic.Int64
+	defer ready.SetClock(func() int64 { return clock.Add(int64(2 * time.Millisecond)) })()
+	defer ready.TimeEverySpin()()
+	asked := waitAsking(t, true)
+	require.EqualValues(t, 1, asked, "the waiter asked its source %d times: it spun on after a slow yield", asked)
+	require.True(t, ready.Busy(), "a slow yield did not mark the machine busy")
+}
+
 // Timed waits on the real clock race their timers against resolutions,
 // and later waits take over the nodes of waits that timed out: every
 // wait ends with the result or a timeout, a wait that began after the

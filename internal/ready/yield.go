@@ -123,13 +123,79 @@ func Gosched() {
 	goschedTimed(now()) // clock seam: how long the scheduler took, in real time on any clock
 }
 
+// ParkInstead reports whether a goroutine about to spin for a result
+// (future's spin) should park at once instead: a Gosched has lately come
+// back slow (Busy). A spinning goroutine yields to the global run
+// queue, where it waits behind CPU-bound goroutines' time slices; a
+// parked one is made runnable by the resolver in the resolver's
+// processor's next slot, ahead of them. One call in timeMask+1, chosen
+// at random, reads the clock: once localRest is over it ends Busy and
+// lets the caller spin again, and the next spin's first yield is timed
+// whatever the draw (SpinYield) to decide afresh. While waiters park
+// nothing else may time a yield: Busy must not wait for one to end.
+func ParkInstead() bool {
+	u := localUntil.Load()
+	if u == 0 {
+		return false
+	}
+	if cheaprand()&timeMask != 0 {
+		return true
+	}
+	if now() < u { // clock seam: whether localRest is over, in real time on any clock
+		return true
+	}
+	if localUntil.CompareAndSwap(u, 0) {
+		probe.Store(true)
+	}
+	return false
+}
+
+// SpinYield is runtime.Gosched for a goroutine spinning for a result.
+// The first of a spin's yields (first) is timed in one spin in
+// spinMask+1, chosen at random, and in the first spin after Busy ended
+// (ParkInstead): SpinYield reports whether it came back slow, having
+// marked the machine busy, and the caller then parks. Two clock
+// readings cost 44 ns on the machine of BENCHMARKS.md, a tenth of a
+// whole Call and Get; one spin in four pays them. Beside CPU-bound
+// goroutines that makes four spins, on average, wait out their time
+// slices before the waiters park, where the machine has just turned
+// busy; where it stays busy, one at each end of localRest.
+func SpinYield(first bool) (slow bool) {
+	if !first || cheaprand()&spinMask != 0 && !probe.Load() {
+		runtime.Gosched()
+		return false
+	}
+	probe.Store(false)
+	return goschedTimed(now()) // clock seam: how long the scheduler took, in real time on any clock
+}
+
+// probe asks the next spin to time its first yield: ParkInstead has just
+// ended Busy.
+var probe atomic.Bool
+
+// spinMask: SpinYield times the first yield of one spin in spinMask+1.
+// Tests set it to 0 (TimeEverySpin).
+var spinMask uint32 = 3
+
+// TimeEverySpin makes SpinYield time the first yield of every spin until
+// the returned function puts the draw back: for tests of what a spinning
+// waiter does after a slow yield.
+func TimeEverySpin() (restore func()) {
+	old := spinMask
+	spinMask = 0
+	return func() { spinMask = old }
+}
+
 // goschedTimed is runtime.Gosched called at t (now's reading), marking
-// the machine busy if it comes back more than slowYield later.
-func goschedTimed(t int64) {
+// the machine busy, and reporting true, if it comes back more than
+// slowYield later.
+func goschedTimed(t int64) (slow bool) {
 	runtime.Gosched()
 	if end := now(); end-t > slowYield { // clock seam: how long the scheduler took, in real time on any clock
 		markBusy(end)
+		return true
 	}
+	return false
 }
 
 // markBusy makes Busy report true until localRest after end, the end

@@ -43,9 +43,11 @@ func quiet(t *testing.T) {
 	localUntil.Store(0)
 	mask := timeMask
 	timeMask = 0
+	t.Cleanup(TimeEverySpin())
 	t.Cleanup(func() {
 		localUntil.Store(0)
 		timeMask = mask
+		probe.Store(false)
 	})
 }
 
@@ -231,5 +233,100 @@ func TestHoldQuietKeepsSlowYieldsFromMarkingTheMachineBusy(t *testing.T) {
 	Gosched()
 	if !Busy() {
 		t.Fatal("a slow yield did not mark the machine busy once released")
+	}
+}
+
+func TestParkInsteadWhileBusyUntilTheRestIsOver(t *testing.T) {
+	quiet(t) // also reads the clock in every call
+	defer func(f func() int64) { now = f }(now)
+	var clock atomic.Int64
+	now = clock.Load
+	if ParkInstead() {
+		t.Fatal("a waiter parks at once on a quiet machine")
+	}
+	SetBusy(true)
+	until := localUntil.Load()
+	clock.Store(until - 1)
+	if !ParkInstead() {
+		t.Fatal("a waiter spins on a busy machine")
+	}
+	clock.Store(until)
+	if ParkInstead() {
+		t.Fatal("a waiter still parks at once after the rest")
+	}
+	if Busy() {
+		t.Fatal("the rest is over, and Busy still reports a busy machine")
+	}
+	if !probe.Load() {
+		t.Fatal("the rest is over, and the next spin is not asked to time its yield")
+	}
+}
+
+func TestSpinYieldTimesOneSpinInFourAndTheFirstAfterTheRest(t *testing.T) {
+	t.Cleanup(func() { localUntil.Store(0); probe.Store(false) })
+	defer func(f func() int64) { now = f }(now)
+	var clock, reads atomic.Int64
+	now = func() int64 { reads.Add(1); return clock.Add(1) } // every yield quick
+	for range 400 {
+		SpinYield(true)
+	}
+	// 100 expected; outside 40-200 is a chance below 1e-9.
+	if timed := reads.Load() / 2; timed < 40 || timed > 200 {
+		t.Fatalf("%d of 400 spins timed their first yield; want about one in %d", timed, spinMask+1)
+	}
+	mask := timeMask
+	for range 10 {
+		localUntil.Store(clock.Load()) // busy, and the rest just over
+		timeMask = 0                   // ParkInstead reads the clock
+		ParkInstead()
+		timeMask = mask
+		reads.Store(0)
+		SpinYield(true)
+		if reads.Load() != 2 {
+			t.Fatalf("the first spin after the rest read the clock %d times; want 2 (timed)", reads.Load())
+		}
+	}
+}
+
+func TestParkInsteadGoesByBusyAloneWhenItDoesNotReadTheClock(t *testing.T) {
+	t.Cleanup(func() { localUntil.Store(0) })
+	defer func(f func() int64) { now = f }(now)
+	now = func() int64 { return math.MaxInt64 } // any reading would end the rest
+	localUntil.Store(1)
+	parked := 0
+	for range 1000 {
+		if ParkInstead() {
+			parked++
+		}
+		localUntil.Store(1)
+	}
+	// One call in 32 reads the clock: 1000 calls all reading it, or
+	// none, would each be a chance below 1e-13.
+	if parked == 0 || parked == 1000 {
+		t.Fatalf("%d of 1000 waiters parked; want most, not all", parked)
+	}
+}
+
+func TestSpinYieldTimesTheFirstYieldAndMarksTheMachineBusyIfSlow(t *testing.T) {
+	quiet(t)
+	defer func(f func() int64) { now = f }(now)
+	var clock, reads atomic.Int64
+	step := func(d int64) func() int64 {
+		return func() int64 { reads.Add(1); return clock.Add(d) }
+	}
+	now = step(slowYield + 1) // every timed yield slow
+	if SpinYield(false) || reads.Load() != 0 {
+		t.Fatalf("a later yield of a spin read the clock %d times, or came back slow", reads.Load())
+	}
+	now = step(slowYield / 4)
+	if SpinYield(true) || Busy() {
+		t.Fatal("a quick first yield came back slow, or marked the machine busy")
+	}
+	now = step(slowYield + 1)
+	if !SpinYield(true) {
+		t.Fatal("a slow first yield did not come back slow")
+	}
+	if !Busy() || !ParkInstead() {
+		t.Fatal("a slow first yield did not mark the machine busy")
 	}
 }
