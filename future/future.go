@@ -96,7 +96,7 @@ func (timeoutError) Timeout() bool { return true }
 // time slice per processor later. A parked waiter is woken straight onto
 // the resolver's processor instead. So a waiter spins only if the
 // future's source says the result is likely soon (see soonSource), and
-// never while the machine is busy with code that does not yield (see
+// not while the machine is busy with code that does not yield (see
 // spin); a future without a source spins as before.
 const spins = 4
 
@@ -471,20 +471,25 @@ func (f *Future[T]) spin() bool {
 	}
 	// Beside code that never yields the bet is always bad (see spins):
 	// a waiter's yield puts it behind a preempted CPU-bound goroutine,
-	// which a processor taking both from the global queue runs first, for
-	// a whole time slice. The first yield of each spin is timed, and a
-	// slow one ends the spin and marks the machine busy (ready.Busy);
+	// which a processor taking both from the global queue runs first,
+	// for a whole time slice. The first yield of each spin is timed, and
+	// a slow one ends the spin and marks the machine busy (ready.Busy);
 	// then, until ready.ParkInstead finds the machine quiet again,
-	// waiters park at once. Measured (20,000 Calls with timed Gets beside
-	// two such goroutines, a fresh process each run; BENCHMARKS.md,
-	// nineteenth session): before, 4 runs of 32 were cut off at 20 s and
-	// 3 more took 1.3-11 s; with this (and a caller's runner not
-	// lingering on a busy machine: crisp's parkLinger), 27 runs took at
-	// most 0.31 s. Parking allocates (see timedWaiter), and beside such
-	// goroutines each collection costs about one of their time slices:
-	// in a process where the stall did not come, the median call got
-	// slower (see BENCHMARKS.md).
-	if ready.ParkInstead() {
+	// waiters with a source park at once. Measured (20,000 Calls with
+	// timed Gets beside two such goroutines, a fresh process each run;
+	// BENCHMARKS.md, nineteenth session): before, 4 runs of 32 were cut
+	// off at 20 s and 3 more took 1.3-11 s; with this (and a caller's
+	// runner not lingering on a busy machine: crisp's parkLinger), 27
+	// runs took at most 0.31 s. Parking allocates (see timedWaiter), and
+	// beside such goroutines each collection costs about one of their
+	// time slices: in a process where the stall did not come, the median
+	// call got slower (see BENCHMARKS.md). A future without a source (a
+	// plain Promise's) spins as before: parking there too made the
+	// waiters of crispbench's AfterFunc mechanism, beside ten actors with
+	// CPU-bound handlers, wait 230 ms at p99 for their results, not 3.5
+	// ms. Their spinning made the runners yield (ready.Spinning), and so
+	// let the timers' goroutines run.
+	if s != nil && ready.ParkInstead() {
 		return false
 	}
 	// While it spins, the waiter is runnable but not running: it counts

@@ -239,3 +239,27 @@ func TestTimedWaitsRacingTheirResolutionsLoseNothing(t *testing.T) {
 	}
 	settled(t)
 }
+
+// A waiter on a future without a source (a plain Promise's) spins on a
+// busy machine as on a quiet one: only the sources crisp gives its
+// calls make waiters park at once.
+func TestOnABusyMachineAWaiterWithoutASourceStillSpins(t *testing.T) {
+	var reads atomic.Int64
+	defer ready.SetClock(func() int64 { reads.Add(1); return 1 })() // no yield is slow, the busy rest never ends
+	defer ready.TimeEverySpin()()
+	ready.SetBusy(true)
+	defer ready.SetBusy(false)
+	reads.Store(0)
+	synctest.Test(t, func(t *testing.T) {
+		p := future.NewPromise[int](nil)
+		got := make(chan int, 1)
+		go func() {
+			v, _ := p.Future().GetWithin(time.Hour)
+			got <- v
+		}()
+		synctest.Wait() // the waiter has parked
+		require.EqualValues(t, 2, reads.Load(), "the waiter did not time its spin's first yield: it did not spin")
+		p.Resolve(7, nil)
+		require.Equal(t, 7, <-got)
+	})
+}
