@@ -337,8 +337,8 @@ func (f *Future[T]) GetWithin(d time.Duration) (T, error) {
 	defer endWait(src)
 	clk := clockOf(src)
 	if reflect.TypeOf(clk) == realClockType {
-		w, st := f.timedWaiter()
-		if w == nil || w.waitTimed(d, st) || f.Ready() { // Ready: resolved at the very instant of the timeout
+		w := f.timedWaiter()
+		if w == nil || w.waitTimed(d) || f.Ready() { // Ready: resolved at the very instant of the timeout
 			return f.val, f.failed()
 		}
 		return zero, ErrTimeout

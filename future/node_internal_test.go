@@ -65,7 +65,7 @@ func timedWaiters[T any](f *Future[T]) (listed, waiting int) {
 	for n := f.w.Load(); n != nil && n != resolved && n != resolving; n = n.next {
 		if w, ok := n.w.(*timedWaiter); ok {
 			listed++
-			if w.state.Load()&twPhase == twWaiting {
+			if w.state.Load() == twWaiting {
 				waiting++
 			}
 		}
@@ -115,8 +115,7 @@ func TestATimedGetWaitsOnAWaiterOfItsOwnNotAChannel(t *testing.T) {
 
 // A wait that times out leaves its node listed (the list is never
 // relinked), and the next timed wait takes it over: a caller polling a
-// future with short timeouts does not grow its list, and an old wait's
-// timer does not end a new one.
+// future with short timeouts does not grow its list.
 func TestTimedOutWaitersAreTakenOverNotPiledUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := NewPromise[int](nil)
@@ -129,8 +128,8 @@ func TestTimedOutWaitersAreTakenOverNotPiledUp(t *testing.T) {
 		if listed, _ := timedWaiters(f); listed != 1 {
 			t.Fatalf("%d nodes listed after 100 timed-out waits, one at a time; want 1", listed)
 		}
-		if w := f.w.Load().w.(*timedWaiter); w.state.Load() != 99*twGen|twFree {
-			t.Fatalf("the node's state is %#x after 100 waits; want generation 99, free", w.state.Load())
+		if w := f.w.Load().w.(*timedWaiter); w.state.Load() != twFree {
+			t.Fatalf("the node's state is %d after 100 waits; want free (%d)", w.state.Load(), twFree)
 		}
 
 		// Three at once: the free node and two new ones; one waiter each.
@@ -177,11 +176,11 @@ func TestATakeOverAfterTheResolutionLeavesTheNodeFree(t *testing.T) {
 		}
 		o := f.w.Load().w.(*timedWaiter) // free, as a wait that read the list would find it
 		p.Resolve(3, nil)
-		if _, took, done := f.takeOver(o); took || !done {
+		if took, done := f.takeOver(o); took || !done {
 			t.Fatalf("took over a node of a resolved future (took %v, done %v)", took, done)
 		}
-		if got := o.state.Load(); got != twGen|twFree {
-			t.Fatalf("the node's state is %#x; want generation 1, free", got)
+		if got := o.state.Load(); got != twFree {
+			t.Fatalf("the node's state is %d; want free (%d)", got, twFree)
 		}
 	})
 }
