@@ -165,7 +165,9 @@ func SpinYield(first bool) (slow bool) {
 		runtime.Gosched()
 		return false
 	}
-	probe.Store(false)
+	if probe.Load() {
+		probe.Store(false) // not written otherwise: every spinning waiter reads it
+	}
 	return goschedTimed(now()) // clock seam: how long the scheduler took, in real time on any clock
 }
 
