@@ -29,15 +29,18 @@
 //
 // # Goroutines and costs
 //
-// All methods are safe for concurrent use. A future owns no goroutine and
-// no timer: an unresolved future is one small struct, and waiting on it
-// allocates only when the result is not there after a few scheduler
-// yields (48 bytes for Get; a channel for GetWithin, GetContext and
-// Done). Resolving costs two atomic operations plus waking
-// whoever waits; with an error, one more and a 32-byte allocation. A
-// Future[T] is two words and a T. Futures are normally made by
-// crisp.Call; [NewPromise] makes one for code outside the runtime to
-// resolve.
+// All methods are safe for concurrent use. A future owns no goroutine
+// and no timer: an unresolved future is one small struct, and waiting
+// on it allocates only when the result is not there after a few
+// scheduler yields (48 bytes for Get; for GetWithin on the real clock
+// 48 bytes and a timer of the runtime's, on another clock a channel
+// and the clock's timer; a channel for GetContext and Done). Beside
+// code that never yields a waiter on one of crisp's calls does not
+// wait for those yields: it parks at once. Resolving costs two atomic
+// operations plus waking whoever waits; with an error, one more and a
+// 32-byte allocation. A Future[T] is two words and a T. Futures are
+// normally made by crisp.Call; [NewPromise] makes one for code outside
+// the runtime to resolve.
 //
 //	p := future.NewPromise[int](nil)
 //	go func() { p.Resolve(42, nil) }()
