@@ -31,6 +31,12 @@ func TestRunWritesJSON(t *testing.T) {
 			assert.Empty(t, c.Failures, "%s on %s", r.Workload, c.System)
 			assert.Len(t, c.Times, 2, "%s on %s", r.Workload, c.System)
 			assert.Positive(t, c.Median, "%s on %s", r.Workload, c.System)
+			assert.Len(t, c.Allocs, 2, "%s on %s: bytes allocated by each run", r.Workload, c.System)
+			assert.Len(t, c.GCs, 2, "%s on %s: collections during each run", r.Workload, c.System)
+			if c.System == "crisp" {
+				// Every crisp message is an allocation of its own.
+				assert.GreaterOrEqual(t, c.Allocs[0], uint64(r.Ops)*64, "%s on crisp: bytes allocated by a run of %d operations", r.Workload, r.Ops)
+			}
 		}
 	}
 }
@@ -44,6 +50,8 @@ func TestRunWritesMarkdown(t *testing.T) {
 	assert.Contains(t, text, "| fib | fib(12), 287 actors |")
 	assert.Contains(t, text, "crisp / chan")
 	assert.Contains(t, text, "Hogs: 0 ")
+	assert.Contains(t, text, "Allocated per operation and collections per run")
+	assert.Regexp(t, `\| fib \| \d+ B, \d+ GC \| \d+ B, \d+ GC \|`, text)
 	assert.True(t, strings.HasSuffix(text, "Failures: none.\n"), text)
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,6 +106,23 @@ func writeMarkdown(w io.Writer, rep *report) error {
 		b.WriteString("\n")
 	}
 
+	b.WriteString("\nAllocated per operation and collections per run: the bytes the Go heap allocated during a run, " +
+		"setup and teardown included, divided by the row's operations, and the garbage collections that ran during it; " +
+		"medians over the runs. Beside goroutines that never yield (-hogs), each collection costs the others about one of their time slices.\n\n")
+	header(&b, "workload", "", systems)
+	for _, r := range rep.Rows {
+		fmt.Fprintf(&b, "| %s |", r.Workload)
+		for _, s := range systems {
+			c := r.Cell(s)
+			if c == nil || len(c.Allocs) == 0 || r.Ops <= 0 {
+				b.WriteString(" |")
+				continue
+			}
+			fmt.Fprintf(&b, " %d B, %d GC |", medianUint(c.Allocs)/uint64(r.Ops), medianUint(c.GCs))
+		}
+		b.WriteString("\n")
+	}
+
 	// Each distinct note once, after the workloads it concerns.
 	var notes []string
 	noted := map[string][]string{}
@@ -190,4 +208,11 @@ func fmtBytes(n uint64) string {
 		return fmt.Sprintf("%.3g MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.3g GiB", float64(n)/(1<<30))
+}
+
+// medianUint is the median of xs (the lower middle of an even count).
+func medianUint(xs []uint64) uint64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
 }

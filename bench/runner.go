@@ -108,6 +108,7 @@ const abandonGrace = workload.ShutdownTimeout + 10*time.Second
 // or failure.
 func measure(parent context.Context, c *cell, run suite.Run, cfg *config, rep int, size workload.Size) {
 	runtime.GC() // each run starts from the live heap only
+	before := readCounts()
 	ctx, cancel := context.WithTimeout(parent, cfg.timeout)
 	defer cancel()
 	mem := startSampler(cfg.maxHeap, cancel)
@@ -132,6 +133,7 @@ func measure(parent context.Context, c *cell, run suite.Run, cfg *config, rep in
 			c.GaveUp = true
 		}
 	}
+	after := readCounts()
 	peak, over := mem.stop()
 	c.PeakBytes = max(c.PeakBytes, peak)
 	switch err := out.err; {
@@ -147,6 +149,8 @@ func measure(parent context.Context, c *cell, run suite.Run, cfg *config, rep in
 		fail(c, rep, fmt.Errorf("wrong answer %v, want %v", out.res, size.Expect()))
 	default:
 		c.Times = append(c.Times, sw.elapsed())
+		c.Allocs = append(c.Allocs, after.allocs-before.allocs)
+		c.GCs = append(c.GCs, after.gcs-before.gcs)
 	}
 	if len(c.Times) == 0 && len(c.Failures) >= giveUpAfter {
 		c.GaveUp = true
@@ -207,6 +211,22 @@ func median(ds []time.Duration) time.Duration {
 // sampleEvery during a run and once at its end. A run's figure is the
 // peak above the level at its start (just after a collection).
 const sampleEvery = time.Millisecond
+
+// counts is what the runtime has allocated and collected so far.
+type counts struct{ allocs, gcs uint64 }
+
+// countMetrics are read by readCounts, in counts' order.
+var countMetrics = []string{"/gc/heap/allocs:bytes", "/gc/cycles/total:gc-cycles"}
+
+// readCounts reads the process's allocation and collection counts.
+func readCounts() counts {
+	s := make([]metrics.Sample, len(countMetrics))
+	for i, name := range countMetrics {
+		s[i].Name = name
+	}
+	metrics.Read(s)
+	return counts{allocs: s[0].Value.Uint64(), gcs: s[1].Value.Uint64()}
+}
 
 var memMetrics = []string{"/memory/classes/heap/objects:bytes", "/memory/classes/heap/stacks:bytes"}
 

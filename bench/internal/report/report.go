@@ -44,6 +44,14 @@ type Cell struct {
 	// PeakBytes is the highest, over all runs, of the Go heap's objects
 	// plus goroutine stacks during the run, above their level at its start.
 	PeakBytes uint64 `json:"peak_bytes"`
+	// Allocs is the bytes the Go heap allocated during each run that
+	// succeeded, in order, and GCs the garbage collections that ran
+	// during it: the whole run, setup and teardown included, in every
+	// goroutine of the process (the hogs allocate nothing). Beside
+	// goroutines that never yield each collection costs the others about
+	// one of their time slices.
+	Allocs []uint64 `json:"alloc_bytes,omitempty"`
+	GCs    []uint64 `json:"gc_cycles,omitempty"`
 	// Failures lists every run that did not succeed.
 	Failures []Failure `json:"failures,omitempty"`
 	// Skipped counts the repetitions not run because an earlier run timed
