@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/crisprt/crisp/internal/park"
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/internal/ready"
 )
 
@@ -28,30 +29,47 @@ func TestGetWaitsOnAWaiterOfItsOwnNotAChannel(t *testing.T) {
 	if s := unsafe.Sizeof(getWaiter{}); s > 48 {
 		t.Fatalf("a getWaiter is %d bytes, past the 48-byte size class", s)
 	}
+	twoBlockedWaiters(t, "Get", (*Future[int]).Get,
+		func(w plumb.Waker) bool { _, ok := w.(*getWaiter); return ok }, nil)
+}
+
+// twoBlockedWaiters has two goroutines wait with get (named name) on a
+// fresh future, checks that two nodes are listed, each of the kind own
+// accepts, and whatever more check checks of the future then (if not
+// nil); resolves it, and checks that both goroutines got the result
+// and that nothing stays counted as ready.
+func twoBlockedWaiters(t *testing.T, name string, get func(*Future[int]) (int, error), own func(plumb.Waker) bool, check func(*testing.T, *Future[int])) {
+	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
 		p := NewPromise[int](nil)
 		f := p.Future()
 		got := make(chan int, 2)
 		for range 2 {
 			go func() {
-				v, _ := f.Get()
+				v, err := get(f)
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
 				got <- v
 			}()
 		}
-		synctest.Wait() // both block in Get
+		synctest.Wait() // both block in get
 		waiters := 0
 		for n := f.w.Load(); n != nil; n = n.next {
-			if _, ok := n.w.(*getWaiter); !ok {
-				t.Fatalf("a Get waits on a %T", n.w)
+			if !own(n.w) {
+				t.Fatalf("a %s waits on a %T", name, n.w)
 			}
 			waiters++
 		}
 		if waiters != 2 {
-			t.Fatalf("%d waiters listed for two goroutines in Get", waiters)
+			t.Fatalf("%d waiters listed for two goroutines in %s", waiters, name)
+		}
+		if check != nil {
+			check(t, f)
 		}
 		p.Resolve(7, nil)
 		if a, b := <-got, <-got; a != 7 || b != 7 {
-			t.Fatalf("Get returned %d and %d, want 7", a, b)
+			t.Fatalf("%s returned %d and %d, want 7", name, a, b)
 		}
 		if n := ready.N(); n != 0 {
 			t.Fatalf("%d goroutines still counted as ready", n)
@@ -81,36 +99,14 @@ func TestATimedGetWaitsOnAWaiterOfItsOwnNotAChannel(t *testing.T) {
 	if s := unsafe.Sizeof(timedWaiter{}); s > 40+unsafe.Sizeof(park.Spot{}) {
 		t.Fatalf("a timedWaiter is %d bytes, past the 48-byte size class", s)
 	}
-	synctest.Test(t, func(t *testing.T) {
-		p := NewPromise[int](nil)
-		f := p.Future()
-		got := make(chan int, 2)
-		for range 2 {
-			go func() {
-				v, err := f.GetWithin(time.Hour)
-				if err != nil {
-					t.Errorf("GetWithin: %v", err)
-				}
-				got <- v
-			}()
-		}
-		synctest.Wait() // both block in GetWithin
-		for n := f.w.Load(); n != nil; n = n.next {
-			if _, ok := n.w.(*timedWaiter); !ok {
-				t.Fatalf("a GetWithin waits on a %T", n.w)
+	twoBlockedWaiters(t, "GetWithin",
+		func(f *Future[int]) (int, error) { return f.GetWithin(time.Hour) },
+		func(w plumb.Waker) bool { _, ok := w.(*timedWaiter); return ok },
+		func(t *testing.T, f *Future[int]) {
+			if listed, waiting := timedWaiters(f); listed != 2 || waiting != 2 {
+				t.Fatalf("%d waiters listed, %d waiting, for two goroutines in GetWithin", listed, waiting)
 			}
-		}
-		if listed, waiting := timedWaiters(f); listed != 2 || waiting != 2 {
-			t.Fatalf("%d waiters listed, %d waiting, for two goroutines in GetWithin", listed, waiting)
-		}
-		p.Resolve(7, nil)
-		if a, b := <-got, <-got; a != 7 || b != 7 {
-			t.Fatalf("GetWithin returned %d and %d, want 7", a, b)
-		}
-		if n := ready.N(); n != 0 {
-			t.Fatalf("%d goroutines still counted as ready", n)
-		}
-	})
+		})
 }
 
 // A wait that times out leaves its node listed (the list is never
