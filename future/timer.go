@@ -20,7 +20,7 @@ import (
 // (future's BenchmarkGetWithinHandoff, "parked") went from 511 bytes
 // in 7 allocations and 1.10-1.37 us to 215 bytes in 4 and 0.71-0.78 us (a
 // buffered channel and a timer: 376 bytes, 0.87-1.0 us). Allocation
-// counts double beside CPU-bound goroutines: each garbage collection
+// matters more beside CPU-bound goroutines: each garbage collection
 // there costs the program's other goroutines about one of their time
 // slices.
 //
