@@ -596,9 +596,7 @@ func wakeAll(h *node) {
 		switch w := n.w.(type) {
 		case chanWaker:
 			wakeChan(n, w)
-		case *getWaiter:
-			w.Wake()
-		case *timedWaiter:
+		case *getWaiter, *timedWaiter:
 			w.Wake()
 		}
 	}
