@@ -102,7 +102,7 @@ func (a *core) mayPark() bool {
 // trip back moves the processor on toward its turn to run a preempted
 // CPU-bound goroutine for a whole time slice: bench's request-reply
 // (quick, beside two such goroutines, 8 alternations) took 431 ms with
-// callers parking and runners lingering, 107 ms with runners exiting.
+// callers parking and runners lingering, 116 ms with runners exiting.
 // After a Tell the partner is an actor whose runner has exited, and
 // lingering stays: exiting there too made pingpong 59 -> 76 ms. c is
 // a's coopState, made by the caller under a.mu; parkLinger is called
