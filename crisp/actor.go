@@ -28,9 +28,6 @@ import (
 type Actor[S any] struct {
 	core
 	state S
-	// reuse holds a finished Tell's message for the next Tell to take
-	// instead of allocating (see tell.recycle).
-	reuse atomic.Pointer[tell[S]]
 }
 
 // core is the part of an actor that does not depend on its state type.

@@ -142,8 +142,8 @@ func (m *message) item() *policy.Item {
 var spareItems perProcessor[policy.Item]
 
 // perProcessor is one pointer for each processor (up to 64; beyond,
-// processors share), each on a cache line of its own: the spares of
-// spareTells and spareItems.
+// processors share), each on a cache line of its own: the spare policy
+// items (spareItems).
 type perProcessor[T any] [64]struct {
 	p atomic.Pointer[T]
 	_ [56]byte
@@ -391,53 +391,27 @@ func (t *tell[S]) handler() any   { return t.fn }
 func (t *tell[S]) answered() bool { return false }
 func (t *tell[S]) fail(error)     {}
 
-// spareTells keeps, for each processor, one finished Tell message for
-// any Tell made there that finds its actor's reuse slot empty. A message
-// recycled while its actor's slot is full went to the collector before,
-// and the next Tell on the processor allocated one: in a ring of actors
-// passing tokens (two tokens meet at an actor: its slot is taken) or
-// pairs of actors with messages in flight, the runner that recycles a
-// message then runs the handler that sends the next, on the same
-// processor. In a flood (one sender on one processor, the receiver on
-// another) the receiver's processor's slot fills once and the sender
-// finds its own empty: a load each, and the message goes to the
-// collector as before. sync.Pool was tried in its place: its Get on an
-// empty pool looks through every processor's part and the victim cache,
-// and it made floods slower (bench quick, crisp over protoactor, Intel
-// Xeon, 4 runs: counting 2.59 -> 4.23, fork-join 2.69 -> 3.01; four
-// senders to one actor 195-212 -> 249-261 ns a message).
-//
-// A processor's number is only a hint (the goroutine may move at once),
-// so each slot is an atomic pointer: a message taken by Swap is the
-// taker's alone. One array for all actors and state types: a tell[S] has
-// the same memory whatever S is (tellMem).
-var spareTells perProcessor[tellMem]
-
 // tellMem is the memory of a tell[S] for every S: the message, then two
 // pointers (the actor, the handler function), which is all S changes.
-// spareTells holds messages as *tellMem.
+// The stashes of finished Tell messages (stash.go) hold them as
+// *tellMem, one set for all actors and state types.
 type tellMem struct {
 	message
 	a, fn unsafe.Pointer
 }
 
-// newTell returns a message for a Tell to a with opts when the actor's
-// reuse slot had none: the processor's spare (spareTells) if it has one,
-// else a new one, with its policy item beside it if the message will
-// need one (core.itemized). A reused message may bring the item kept
-// from its last use, or make one when it needs it.
+// newTell returns a message for a Tell to a with opts: a finished one
+// from the stashes (takeTell) if there is one, else a new one, with its
+// policy item beside it if the message will need one (core.itemized). A
+// reused message may bring the item kept from an earlier use, or make
+// one when it needs it.
 //
 //go:noinline
 func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
-	// By hand, not spareTells.take(): with take in this generic function,
-	// throughput-4x100 took 53-55 ms against 44-45 (bench quick, 4
-	// alternations, Intel Xeon); recycle's give is written out alike.
-	if s := spareTells.mine(); s.Load() != nil {
-		if x := s.Swap(nil); x != nil {
-			t := (*tell[S])(unsafe.Pointer(x))
-			t.a = a
-			return t
-		}
+	if x := takeTell(); x != nil {
+		t := (*tell[S])(unsafe.Pointer(x))
+		t.a = a
+		return t
 	}
 	if a.itemized(opts) {
 		t := newWithItem[tell[S]]()
@@ -450,44 +424,31 @@ func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
 	return &tell[S]{a: a}
 }
 
-// recycle clears the message and keeps it in the actor's reuse slot,
-// where the next Tell to the actor finds it; one the slot held becomes
-// the processor's spare (spareTells) if it has none. A message that
-// carried a context or keys, or whose process suspended, had other
-// holders (a context's callback, key lines, a parked goroutine) and is
-// left to the collector, as is every message of an actor whose policy
-// queue has misbehaved (it may still hold stale items). An extension
-// that holds only an observer's figures (observe.go) had no other
-// holder: it is cleared and kept with the message, and the extension of
-// a message the slot held before goes back to the system (freeExt), for
-// a Call or a Tell that finds no message to reuse.
+// recycle clears the message and stashes it (stashTell) for a later
+// Tell to any actor. A message that carried a context or keys, or whose
+// process suspended, had other holders (a context's callback, key lines,
+// a parked goroutine) and is left to the collector, as is every message
+// of an actor whose policy queue has misbehaved (it may still hold stale
+// items). An extension that holds only an observer's figures
+// (observe.go) had no other holder: it goes back to the system
+// (freeExt), for an observed Call or Tell.
 func (t *tell[S]) recycle() {
-	a := t.a
 	x := t.ext
-	if x != nil && !x.observedOnly() || t.resumed || a.flags.Load()&fNoReuse != 0 {
+	if x != nil && !x.observedOnly() || t.resumed || t.a.flags.Load()&fNoReuse != 0 {
 		return
+	}
+	if x != nil {
+		*x = msgExt{}
+		exts.Put(x)
 	}
 	it := t.pi.Load()
 	t.message = message{}
-	t.fn = nil
+	t.a, t.fn = nil, nil
 	if it != nil { // kept, cleared (its tag may hold the user's data), for the message's next use
 		*it = policy.Item{}
 		t.pi.Store(it)
 	}
-	if x != nil { // observed: see observe.go
-		*x = msgExt{}
-		t.ext = x
-	}
-	if old := a.reuse.Swap(t); old != nil {
-		if old.ext != nil {
-			exts.Put(old.ext)
-			old.ext = nil
-		}
-		if s := spareTells.mine(); s.Load() == nil { // by hand, as in newTell: a is cleared only on a kept one
-			old.a = nil
-			s.Store((*tellMem)(unsafe.Pointer(old)))
-		}
-	}
+	stashTell((*tellMem)(unsafe.Pointer(t)))
 }
 
 // observedOnly reports whether x holds nothing but an observed message's

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -13,12 +14,49 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/policy"
 )
 
-// A finished Tell's message is kept for the next Tell to the actor, and
-// nothing of its first use shows in its second.
+// onOneProcessor runs the test on one processor, with the stashes and
+// the depot emptied before and after: every stash the test touches is
+// stashes[0].
+func onOneProcessor(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	clearStashes()
+	t.Cleanup(func() {
+		clearStashes()
+		runtime.GOMAXPROCS(prev)
+	})
+}
+
+func clearStashes() {
+	for i := range stashes {
+		stashes[i].head, stashes[i].n = nil, 0
+	}
+	depot.mu.Lock()
+	depot.batches = nil
+	depot.n.Store(0)
+	depot.mu.Unlock()
+}
+
+// stashed returns the messages in stashes[0], top first.
+func stashed() []*tellMem {
+	var xs []*tellMem
+	ready.Pin()
+	raceAcquire(unsafe.Pointer(&stashes[0]))
+	for x := stashes[0].head; x != nil; x = (*tellMem)(unsafe.Pointer(x.next)) {
+		xs = append(xs, x)
+	}
+	raceRelease(unsafe.Pointer(&stashes[0]))
+	ready.Unpin()
+	return xs
+}
+
+// A finished Tell's message is kept for the next Tell, and nothing of
+// its first use shows in its second.
 func TestATellMessageIsReusedClean(t *testing.T) {
+	onOneProcessor(t)
 	mock := clock.NewMock()
 	sys := NewSystem(WithClock(mock))
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
@@ -27,8 +65,8 @@ func TestATellMessageIsReusedClean(t *testing.T) {
 
 	Tell(a, func(_ *Proc, n *int) { *n++ }, MessageName("first"), Tag("customer A"), Priority(7), Within(time.Hour))
 	idle()
-	first := a.reuse.Load()
-	require.NotNil(t, first, "the finished message waits in the reuse slot")
+	first := stashed()
+	require.Len(t, first, 1, "the finished message waits in the processor's stash")
 
 	type seen struct {
 		name     string
@@ -37,9 +75,12 @@ func TestATellMessageIsReusedClean(t *testing.T) {
 		deadline time.Time
 	}
 	var got seen
-	Tell(a, func(p *Proc, n *int) { got = seen{p.Name(), p.Tag(), p.Priority(), p.Deadline()} })
+	checked := make(chan struct{})
+	Tell(a, func(p *Proc, n *int) { <-checked; got = seen{p.Name(), p.Tag(), p.Priority(), p.Deadline()} })
+	assert.Empty(t, stashed(), "the second Tell took it")
+	close(checked)
 	idle()
-	assert.Same(t, first, a.reuse.Load(), "the second Tell took the same message and gave it back")
+	assert.Equal(t, first, stashed(), "the same message, given back")
 	assert.Contains(t, got.name, "TestATellMessageIsReusedClean", "named after its handler, not the first use's Name")
 	assert.Nil(t, got.tag)
 	assert.Zero(t, got.priority)
@@ -53,9 +94,10 @@ func TestAMissedTellIsNotReused(t *testing.T) {
 	sys := NewSystem(WithClock(mock))
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 	a := Spawn(sys, new(int))
+	onOneProcessor(t)
 	Tell(a, func(_ *Proc, n *int) {}, Within(-time.Second))
 	require.NoError(t, sys.WaitIdle(context.Background()))
-	assert.Nil(t, a.reuse.Load())
+	assert.Empty(t, stashed())
 }
 
 // brokenQueue loses every item it is given: the actor falls back to its
@@ -68,6 +110,7 @@ func (brokenQueue) Pop() *policy.Item        { return nil }
 func (brokenQueue) Remove(*policy.Item) bool { return false }
 
 func TestNoReuseAfterThePolicyMisbehaves(t *testing.T) {
+	onOneProcessor(t)
 	mock := clock.NewMock()
 	sys := NewSystem(WithClock(mock), WithLogger(discard()))
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
@@ -81,24 +124,19 @@ func TestNoReuseAfterThePolicyMisbehaves(t *testing.T) {
 	close(release)
 	require.NoError(t, sys.WaitIdle(context.Background()))
 	assert.Equal(t, 3, ran, "a broken policy costs order, never work")
-	assert.Nil(t, a.reuse.Load())
+	assert.Empty(t, stashed())
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// A Tell message recycled while its actor's reuse slot is full becomes
-// its processor's spare, which the next Tell made there to any actor,
-// of any state type, takes when that actor's slot is empty; it runs
-// clean, on its new actor.
-func TestAMessageTheSlotCannotHoldIsTheProcessorsSpare(t *testing.T) {
-	prev := runtime.GOMAXPROCS(1) // one processor: every spare is spareTells[0]
-	defer runtime.GOMAXPROCS(prev)
+// A stashed message serves a Tell to any actor, of any state type, and
+// runs clean on its new actor.
+func TestAStashedMessageServesAnyActor(t *testing.T) {
+	onOneProcessor(t)
 	mock := clock.NewMock()
 	sys := NewSystem(WithClock(mock))
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 	idle := func() { require.NoError(t, sys.WaitIdle(context.Background())) }
-	spare := &spareTells[0].p
-	spare.Store(nil)
 
 	a := Spawn(sys, new(int))
 	release := make(chan struct{})
@@ -107,27 +145,98 @@ func TestAMessageTheSlotCannotHoldIsTheProcessorsSpare(t *testing.T) {
 	Tell(a, func(_ *Proc, n *int) { *n++ })
 	close(release)
 	idle()
-	kept := spare.Load()
-	require.NotNil(t, kept, "three messages finished, the slot holds one: the processor keeps another")
-	require.NotNil(t, a.reuse.Load())
+	kept := stashed()
+	require.Len(t, kept, 3, "three messages finished")
 
 	type seen struct {
 		name string
 		tag  any
 	}
 	b := Spawn(sys, "a state of another type")
-	got := make(chan seen, 1)
-	Tell(b, func(p *Proc, s string) { got <- seen{p.Name(), p.Tag()} })
-	assert.Nil(t, spare.Load(), "the Tell to b, whose slot was empty, took the spare")
+	got, checked := make(chan seen, 1), make(chan struct{})
+	Tell(b, func(p *Proc, s string) { <-checked; got <- seen{p.Name(), p.Tag()} })
+	assert.Equal(t, kept[1:], stashed(), "the Tell to b took the top message")
+	close(checked)
 	idle()
-	assert.Same(t, kept, (*tellMem)(unsafe.Pointer(b.reuse.Load())), "the spare ran on b and waits in b's slot")
+	assert.Equal(t, kept, stashed(), "it ran on b and is back on top")
 	g := <-got
-	assert.Contains(t, g.name, "TestAMessageTheSlotCannotHoldIsTheProcessorsSpare", "named after its handler, not the first use's Name")
+	assert.Contains(t, g.name, "TestAStashedMessageServesAnyActor", "named after its handler, not an earlier use's Name")
 	assert.Nil(t, g.tag)
 }
 
-// A tell[S] is a message and two pointers whatever S is: spareTells
-// holds any as a tellMem.
+// A full stash hands its batch to the depot, whose batches refill an
+// empty stash: what one processor finishes serves the Tells of another.
+// Beyond depotMax batches, a full stash's batch goes to the collector.
+func TestAFullStashHandsItsBatchToTheDepot(t *testing.T) {
+	onOneProcessor(t)
+	made := make([]*tellMem, stashBatch+1)
+	for i := range made {
+		made[i] = new(tellMem)
+		stashTell(made[i])
+	}
+	require.Equal(t, []*tellMem{made[stashBatch]}, stashed(), "the 65th message starts a new batch")
+	require.EqualValues(t, 1, depot.n.Load())
+	require.Len(t, depot.batches, 1)
+
+	stashes[0].head, stashes[0].n = nil, 0 // as if on another processor, whose stash is empty
+	got := takeTell()
+	assert.Same(t, made[stashBatch-1], got, "the batch's top message")
+	assert.Nil(t, got.next, "unlinked from the batch")
+	assert.Zero(t, depot.n.Load())
+	rest := stashed()
+	require.Len(t, rest, stashBatch-1, "the rest of the batch fills the stash")
+	assert.Equal(t, stashBatch-1, stashes[0].n)
+	for i, x := range rest {
+		assert.Same(t, made[stashBatch-2-i], x)
+	}
+	for range rest {
+		require.NotNil(t, takeTell())
+	}
+	assert.Nil(t, takeTell(), "stash and depot are empty")
+
+	for range (depotMax + 2) * stashBatch {
+		stashTell(new(tellMem))
+	}
+	assert.EqualValues(t, depotMax, depot.n.Load(), "the depot keeps depotMax batches")
+	assert.Len(t, depot.batches, depotMax)
+	assert.Equal(t, stashBatch, stashes[0].n)
+}
+
+// Tells sent from one goroutine and run on another, many at a time, on
+// every processor: each message is used by one Tell at a time, and none
+// is lost or run twice. Run with -race, it also checks that the
+// stashes' accesses are ordered (race.go).
+func TestStashedMessagesServeOneTellAtATime(t *testing.T) {
+	clearStashes()
+	defer clearStashes()
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	const senders, each = 4, 5_000
+	actors := make([]*Actor[*int], 8)
+	for i := range actors {
+		actors[i] = Spawn(sys, new(int))
+	}
+	var wg sync.WaitGroup
+	for s := range senders {
+		wg.Go(func() {
+			for i := range each {
+				Tell(actors[(s+i)%len(actors)], func(_ *Proc, n *int) { *n++ })
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, sys.WaitIdle(context.Background()))
+	total := 0
+	for _, a := range actors {
+		v, err := Call(a, func(_ *Proc, n *int) (int, error) { return *n, nil }).Get()
+		require.NoError(t, err)
+		total += v
+	}
+	assert.Equal(t, senders*each, total)
+}
+
+// A tell[S] is a message and two pointers whatever S is: the stashes
+// hold any as a tellMem.
 func TestATellHasTheSameMemoryForEveryStateType(t *testing.T) {
 	type big [200]byte
 	want := unsafe.Sizeof(tellMem{})

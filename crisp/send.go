@@ -179,13 +179,7 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 	if fn == nil {
 		panic("crisp: Tell with a nil handler")
 	}
-	var t *tell[S]
-	if a.reuse.Load() != nil {
-		t = a.reuse.Swap(nil)
-	}
-	if t == nil {
-		t = newTell(a, opts)
-	}
+	t := newTell(a, opts)
 	t.fn = fn
 	t.job = t
 	switch {

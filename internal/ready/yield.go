@@ -280,6 +280,16 @@ func Processor() int {
 	return p
 }
 
+// Pin pins the calling goroutine to its processor and returns the
+// processor's number: until Unpin, nothing else runs on that processor
+// and the goroutine is not preempted, so data kept by processor number
+// may be used without atomics. Between the two, the goroutine must not
+// block, allocate much or take a lock; pins do not nest.
+func Pin() int { return procPin() }
+
+// Unpin ends Pin.
+func Unpin() { procUnpin() }
+
 //go:linkname procPin runtime.procPin
 func procPin() int
 
