@@ -2,7 +2,6 @@ package crisp
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
 
@@ -113,12 +112,12 @@ func TestWhichMessagesHaveTheirItemFromTheirSend(t *testing.T) {
 
 // A message listed because its actor holds other work (here a
 // suspended process) has its policy item made when it enters the
-// queue; once popped the item goes back to the processor's spare, and
-// the next such message takes it. A message sent with a priority keeps
-// its item, made with it at send. On one processor, so that the spare is
-// the one slot all use.
+// queue; once popped the item goes back to the stash (items), and the
+// next such message takes it. A message sent with a priority keeps its
+// item, made with it at send. On one processor, so that the stash's
+// stack is the one all use.
 func TestAListedMessagesItemGoesBackOncePopped(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	onOneProcessor(t)
 	sys := NewSystem(WithLogger(discard()))
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 	a := Spawn(sys, 0)
@@ -143,25 +142,26 @@ func TestAListedMessagesItemGoesBackOncePopped(t *testing.T) {
 		return [2]seen{<-got, <-got}
 	}
 
-	spareItems[0].p.Store(nil)
+	clearStashes()
 	for _, s := range twoListed() {
 		assert.Nil(t, s.pi, "a listed message still has its item while it runs")
 	}
-	require.NotNil(t, spareItems[0].p.Load(), "no popped message's item became the spare")
+	require.NotEmpty(t, stackOf(&items), "no popped message's item went to the stash")
 
 	for _, s := range twoListed(Priority(3)) {
 		require.NotNil(t, s.pi, "a message sent with a priority lost its item")
 		assert.Equal(t, 3, s.prio)
 	}
 
-	// A spare marked with an arrival number no message has: the first
-	// listed message takes it (item sets its fields) and, popped first,
+	// A stashed item marked with an arrival number no message has: the
+	// first listed message takes it (item sets its fields) and, popped,
 	// gives it back (giveItemBack clears them).
+	clearStashes()
 	marker := &policy.Item{Seq: 1 << 62}
-	spareItems[0].p.Store(marker)
+	items.put((*itemNode)(marker))
 	twoListed()
-	assert.Zero(t, marker.Seq, "the next listed message did not take the spare")
-	assert.Same(t, marker, spareItems[0].p.Load(), "the message that took the spare did not give it back")
+	assert.Zero(t, marker.Seq, "the next listed message did not take the stashed item")
+	assert.Contains(t, stackOf(&items), (*itemNode)(marker), "the message that took it did not give it back")
 
 	pending.Resolve(1, nil)
 	require.NoError(t, sys.WaitIdle(context.Background()))

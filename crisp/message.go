@@ -16,7 +16,6 @@ import (
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/gid"
 	"github.com/crisprt/crisp/internal/plumb"
-	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/policy"
 )
 
@@ -130,57 +129,15 @@ func (m *message) item() *policy.Item {
 	return it
 }
 
-// spareItems keeps, for each processor, one policy item that a message
-// no longer needs, for the next message that enters a policy's queue
-// there (item). Under EDF and FIFO a message that is not plain (listed
-// while its actor holds other work: a suspended process, a continuation,
-// a context) has its item made when it enters the queue, and it served
-// only to order the message there: once popped it is given back
-// (giveItemBack). Measured on ABS Listing 1 with Then at N = 100,000,
-// where every message is listed, before: item's allocation 8.8% of the
-// CPU.
-var spareItems perProcessor[policy.Item]
-
-// perProcessor is one pointer for each processor (up to 64; beyond,
-// processors share), each on a cache line of its own: the spare policy
-// items (spareItems).
-type perProcessor[T any] [64]struct {
-	p atomic.Pointer[T]
-	_ [56]byte
-}
-
-// mine returns the calling goroutine's processor's pointer. The
-// goroutine may move to another processor at once: a spare is only
-// likelier to be in its cache, and every use is atomic.
-func (s *perProcessor[T]) mine() *atomic.Pointer[T] { return &s[ready.Processor()%len(s)].p }
-
-// take removes and returns the calling goroutine's processor's spare, or
-// returns nil. It loads before it swaps: an empty slot costs no write.
-func (s *perProcessor[T]) take() *T {
-	if p := s.mine(); p.Load() != nil {
-		return p.Swap(nil)
-	}
-	return nil
-}
-
-// give makes x the calling goroutine's processor's spare if it has none;
-// otherwise x is left to the collector.
-func (s *perProcessor[T]) give(x *T) {
-	if p := s.mine(); p.Load() == nil {
-		p.Store(x)
-	}
-}
-
-// spareItem returns the calling goroutine's processor's spare item, or
-// a new one.
+// spareItem returns a policy item from the stash (items), or a new one.
 func spareItem() *policy.Item {
-	if it := spareItems.take(); it != nil {
-		return it
+	if x := items.take(); x != nil {
+		return (*policy.Item)(x)
 	}
 	return new(policy.Item)
 }
 
-// giveItemBack makes m's item, if item made it, the processor's spare:
+// giveItemBack puts m's item, if item made it, in the stash (items):
 // m has left the policy's queue, which keeps no reference to what it
 // popped (policy.Queue), and its priority, tag and name, which other
 // goroutines may read (itemName), are zero on such an item and stay so.
@@ -194,7 +151,7 @@ func (m *message) giveItemBack(a *core) {
 	it := m.pi.Swap(nil)
 	it.Deadline, it.Seq, it.Resumed = time.Time{}, 0, false
 	*plumb.Ref(unsafe.Pointer(it)) = nil // the job: let the message go
-	spareItems.give(it)
+	items.put((*itemNode)(it))
 }
 
 // meta returns m's policy item, made if m has none yet: for setting its
@@ -393,22 +350,22 @@ func (t *tell[S]) fail(error)     {}
 
 // tellMem is the memory of a tell[S] for every S: the message, then two
 // pointers (the actor, the handler function), which is all S changes.
-// The stashes of finished Tell messages (stash.go) hold them as
-// *tellMem, one set for all actors and state types.
+// The stash of finished Tell messages (tells, stash.go) holds them as
+// *tellMem, one for all actors and state types.
 type tellMem struct {
 	message
 	a, fn unsafe.Pointer
 }
 
 // newTell returns a message for a Tell to a with opts: a finished one
-// from the stashes (takeTell) if there is one, else a new one, with its
+// from the stash (tells) if there is one, else a new one, with its
 // policy item beside it if the message will need one (core.itemized). A
 // reused message may bring the item kept from an earlier use, or make
 // one when it needs it.
 //
 //go:noinline
 func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
-	if x := takeTell(); x != nil {
+	if x := tells.take(); x != nil {
 		t := (*tell[S])(unsafe.Pointer(x))
 		t.a = a
 		return t
@@ -424,8 +381,8 @@ func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
 	return &tell[S]{a: a}
 }
 
-// recycle clears the message and stashes it (stashTell) for a later
-// Tell to any actor. A message that carried a context or keys, or whose
+// recycle clears the message and puts it in the stash (tells) for a
+// later Tell to any actor. A message that carried a context or keys, or whose
 // process suspended, had other holders (a context's callback, key lines,
 // a parked goroutine) and is left to the collector, as is every message
 // of an actor whose policy queue has misbehaved (it may still hold stale
@@ -448,7 +405,7 @@ func (t *tell[S]) recycle() {
 		*it = policy.Item{}
 		t.pi.Store(it)
 	}
-	stashTell((*tellMem)(unsafe.Pointer(t)))
+	tells.put((*tellMem)(unsafe.Pointer(t)))
 }
 
 // observedOnly reports whether x holds nothing but an observed message's

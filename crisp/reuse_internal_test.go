@@ -14,13 +14,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/policy"
 )
 
-// onOneProcessor runs the test on one processor, with the stashes and
-// the depot emptied before and after: every stash the test touches is
-// stashes[0].
+// onOneProcessor runs the test on one processor, with the stashes
+// emptied before and after: every stack the test touches is procs[0].
 func onOneProcessor(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	clearStashes()
@@ -31,27 +31,41 @@ func onOneProcessor(t *testing.T) {
 }
 
 func clearStashes() {
-	for i := range stashes {
-		stashes[i].head, stashes[i].n = nil, 0
-	}
-	depot.mu.Lock()
-	depot.batches = nil
-	depot.n.Store(0)
-	depot.mu.Unlock()
+	clearStash(&tells)
+	clearStash(&items)
 }
 
-// stashed returns the messages in stashes[0], top first.
-func stashed() []*tellMem {
-	var xs []*tellMem
+func clearStash[T any, P stashable[T]](s *stash[T, P]) {
+	for i := range s.procs {
+		ready.Pin()
+		raceAcquire(unsafe.Pointer(&s.procs[i]))
+		s.procs[i].head, s.procs[i].n = nil, 0
+		raceRelease(unsafe.Pointer(&s.procs[i]))
+		ready.Unpin()
+	}
+	s.depot.mu.Lock()
+	s.depot.batches = nil
+	s.depot.n.Store(0)
+	s.depot.mu.Unlock()
+}
+
+// stackOf returns what s's first processor's stack holds, top first.
+func stackOf[T any, P stashable[T]](s *stash[T, P]) []P {
 	ready.Pin()
-	raceAcquire(unsafe.Pointer(&stashes[0]))
-	for x := stashes[0].head; x != nil; x = (*tellMem)(unsafe.Pointer(x.next)) {
+	pr := &s.procs[0]
+	raceAcquire(unsafe.Pointer(pr))
+	head := pr.head
+	raceRelease(unsafe.Pointer(pr))
+	ready.Unpin()
+	var xs []P
+	for x := head; x != nil; x = x.stashNext() {
 		xs = append(xs, x)
 	}
-	raceRelease(unsafe.Pointer(&stashes[0]))
-	ready.Unpin()
 	return xs
 }
+
+// stashed returns the Tell messages on the first processor's stack.
+func stashed() []*tellMem { return stackOf(&tells) }
 
 // A finished Tell's message is kept for the next Tell, and nothing of
 // its first use shows in its second.
@@ -172,34 +186,41 @@ func TestAFullStashHandsItsBatchToTheDepot(t *testing.T) {
 	made := make([]*tellMem, stashBatch+1)
 	for i := range made {
 		made[i] = new(tellMem)
-		stashTell(made[i])
+		tells.put(made[i])
 	}
 	require.Equal(t, []*tellMem{made[stashBatch]}, stashed(), "the 65th message starts a new batch")
-	require.EqualValues(t, 1, depot.n.Load())
-	require.Len(t, depot.batches, 1)
+	require.EqualValues(t, 1, tells.depot.n.Load())
+	require.Len(t, tells.depot.batches, 1)
 
-	stashes[0].head, stashes[0].n = nil, 0 // as if on another processor, whose stash is empty
-	got := takeTell()
+	clearStack := func() { // as if on another processor, whose stack is empty
+		ready.Pin()
+		raceAcquire(unsafe.Pointer(&tells.procs[0]))
+		tells.procs[0].head, tells.procs[0].n = nil, 0
+		raceRelease(unsafe.Pointer(&tells.procs[0]))
+		ready.Unpin()
+	}
+	clearStack()
+	got := tells.take()
 	assert.Same(t, made[stashBatch-1], got, "the batch's top message")
 	assert.Nil(t, got.next, "unlinked from the batch")
-	assert.Zero(t, depot.n.Load())
+	assert.Zero(t, tells.depot.n.Load())
 	rest := stashed()
-	require.Len(t, rest, stashBatch-1, "the rest of the batch fills the stash")
-	assert.Equal(t, stashBatch-1, stashes[0].n)
+	require.Len(t, rest, stashBatch-1, "the rest of the batch fills the stack")
+	assert.Equal(t, stashBatch-1, tells.procs[0].n)
 	for i, x := range rest {
 		assert.Same(t, made[stashBatch-2-i], x)
 	}
 	for range rest {
-		require.NotNil(t, takeTell())
+		require.NotNil(t, tells.take())
 	}
-	assert.Nil(t, takeTell(), "stash and depot are empty")
+	assert.Nil(t, tells.take(), "stack and depot are empty")
 
 	for range (depotMax + 2) * stashBatch {
-		stashTell(new(tellMem))
+		tells.put(new(tellMem))
 	}
-	assert.EqualValues(t, depotMax, depot.n.Load(), "the depot keeps depotMax batches")
-	assert.Len(t, depot.batches, depotMax)
-	assert.Equal(t, stashBatch, stashes[0].n)
+	assert.EqualValues(t, depotMax, tells.depot.n.Load(), "the depot keeps depotMax batches")
+	assert.Len(t, tells.depot.batches, depotMax)
+	assert.Equal(t, stashBatch, tells.procs[0].n)
 }
 
 // Tells sent from one goroutine and run on another, many at a time, on
@@ -245,4 +266,23 @@ func TestATellHasTheSameMemoryForEveryStateType(t *testing.T) {
 	assert.Equal(t, want, unsafe.Sizeof(tell[*big]{}))
 	assert.Equal(t, unsafe.Offsetof(tellMem{}.a), unsafe.Offsetof(tell[big]{}.a))
 	assert.Equal(t, unsafe.Offsetof(tellMem{}.fn), unsafe.Offsetof(tell[big]{}.fn))
+}
+
+// The items stash links policy items through their runtime reference
+// while they wait, and gives them out with it cleared, last in first
+// out.
+func TestStashedItemsComeBackWithoutTheirLink(t *testing.T) {
+	onOneProcessor(t)
+	var its [3]policy.Item
+	for i := range its {
+		items.put((*itemNode)(&its[i]))
+	}
+	assert.NotNil(t, *plumb.Ref(unsafe.Pointer(&its[2])), "the top item links the one below")
+	assert.Nil(t, *plumb.Ref(unsafe.Pointer(&its[0])), "the bottom one links none")
+	for i := range its {
+		got := items.take()
+		require.Same(t, &its[len(its)-1-i], (*policy.Item)(got))
+		assert.Nil(t, *plumb.Ref(unsafe.Pointer(got)), "its link is cleared")
+	}
+	assert.Nil(t, items.take())
 }

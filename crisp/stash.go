@@ -5,125 +5,173 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/crisprt/crisp/internal/plumb"
 	"github.com/crisprt/crisp/internal/ready"
+	"github.com/crisprt/crisp/policy"
 )
 
-// Finished Tell messages wait in stashes for later Tells, which take
-// them instead of allocating. Each processor has a stash of its own,
-// used only while the goroutine is pinned to that processor
-// (ready.Pin), so without atomics; a stash that fills hands its whole
-// batch to a shared depot, from which a processor whose stash is empty
-// takes a batch. One lock per batch, not per message: the depot is what
-// lets a message finished on one processor serve a Tell sent from
-// another, as in a flood, where the sender and the receiving actor's
-// runner sit on different processors (fork-join: the driver sends, the
-// workers finish). A processor's number beyond the stashes' count
-// (GOMAXPROCS over 64) has none: its Tells allocate, and what it
-// finishes goes to the collector.
+// A stash keeps objects the runtime has finished with (Tell messages,
+// policy items) for later uses, which take them instead of allocating.
+// Each processor has a stack of its own, used only while the goroutine
+// is pinned to that processor (ready.Pin), so without atomics; a stack
+// that fills hands its whole batch to the stash's depot, from which a
+// processor whose stack is empty takes a batch. One lock per batch, not
+// per object: the depot is what lets an object finished on one
+// processor serve a use on another, as in a flood, where the sender and
+// the receiving actor's runner sit on different processors (fork-join:
+// the driver sends, the workers finish). A processor numbered beyond
+// the stacks' count (GOMAXPROCS over 64) has none: its uses allocate,
+// and what it finishes goes to the collector.
 //
-// Before: an actor's reuse slot and one spare per processor held a
-// message each, and in such a flood nearly every Tell allocated
-// (fork-join 111 bytes an operation, phony 9).
+// Before, an actor's reuse slot and one spare per processor held a Tell
+// message each, and in such a flood nearly every Tell allocated:
+// fork-join 111 bytes an operation (phony 9), counting 107, chameneos
+// 518 (bench quick, quiet; 61, 83 and 413 with the stash, and crisp's
+// time over phony's 1.39 -> 1.34, 1.62 -> 1.47, 1.51 -> 1.47,
+// throughput-4x100 2.07 -> 1.78, fib 3.13 -> 2.54, 6 alternations, AMD
+// EPYC; BENCHMARKS.md, twentieth session). Beside CPU-bound goroutines
+// the flood's backlog is the allocation: the sender runs ahead of the
+// receivers, and every queued message is live at once.
 const (
-	stashBatch = 64 // messages in a stash's batch
-	depotMax   = 16 // batches the depot keeps; beyond, a full batch goes to the collector
+	stashBatch = 64 // objects in a batch
+	depotMax   = 16 // batches a depot keeps; beyond, a full batch goes to the collector
 )
 
-// tellStash is one processor's stack of finished Tell messages, linked
-// by their next field, n of them.
-type tellStash struct {
-	head *tellMem
-	n    int
-	_    [48]byte // a cache line of its own
+// stashable is the pointer type of what a stash holds: linked, while it
+// waits, by a field of its own.
+type stashable[T any] interface {
+	*T
+	stashNext() *T
+	setStashNext(*T)
 }
 
-var stashes [64]tellStash
-
-// depot holds full batches of finished Tell messages, each a stack of
-// stashBatch linked by next.
-var depot struct {
-	n       atomic.Int32 // len(batches), read without the lock
-	mu      sync.Mutex
-	batches []*tellMem
+// stash holds finished objects of type T (see above).
+type stash[T any, P stashable[T]] struct {
+	procs [64]struct {
+		head P // linked by stashNext, n of them
+		n    int
+		_    [48]byte // a cache line of its own
+	}
+	depot struct {
+		n       atomic.Int32 // len(batches), read without the lock
+		mu      sync.Mutex
+		batches []P // each a stack of stashBatch
+	}
 }
 
-// takeTell returns a finished Tell message from the calling goroutine's
-// processor's stash, or else from a batch of the depot (the rest of the
-// batch fills the stash), or nil.
-func takeTell() *tellMem {
-	if p := ready.Pin(); p < len(stashes) {
-		s := &stashes[p]
-		raceAcquire(unsafe.Pointer(s))
-		if x := s.head; x != nil {
-			s.head = (*tellMem)(unsafe.Pointer(x.next))
-			s.n--
-			raceRelease(unsafe.Pointer(s))
+// take returns an object from the calling goroutine's processor's
+// stack, or else from a batch of the depot (the rest of the batch fills
+// the stack), or nil.
+func (s *stash[T, P]) take() P {
+	if i := ready.Pin(); i < len(s.procs) {
+		pr := &s.procs[i]
+		raceAcquire(unsafe.Pointer(pr))
+		if x := pr.head; x != nil {
+			pr.head = x.stashNext()
+			pr.n--
+			raceRelease(unsafe.Pointer(pr))
 			ready.Unpin()
-			x.next = nil
+			x.setStashNext(nil)
 			return x
 		}
-		raceRelease(unsafe.Pointer(s))
+		raceRelease(unsafe.Pointer(pr))
 	}
 	ready.Unpin()
-	if depot.n.Load() == 0 {
+	if s.depot.n.Load() == 0 {
 		return nil
 	}
-	return takeBatch()
+	return s.takeBatch()
 }
 
-// takeBatch takes a batch from the depot, keeps its first message and
-// puts the rest in the calling goroutine's processor's stash if that is
+// takeBatch takes a batch from the depot, keeps its first object and
+// puts the rest on the calling goroutine's processor's stack if that is
 // still empty (else they go to the collector).
-func takeBatch() *tellMem {
-	depot.mu.Lock()
-	var b *tellMem
-	if n := len(depot.batches); n > 0 {
-		b = depot.batches[n-1]
-		depot.batches[n-1] = nil
-		depot.batches = depot.batches[:n-1]
-		depot.n.Store(int32(n - 1))
+func (s *stash[T, P]) takeBatch() P {
+	d := &s.depot
+	d.mu.Lock()
+	var b P
+	if n := len(d.batches); n > 0 {
+		b = d.batches[n-1]
+		d.batches[n-1] = nil
+		d.batches = d.batches[:n-1]
+		d.n.Store(int32(n - 1))
 	}
-	depot.mu.Unlock()
+	d.mu.Unlock()
 	if b == nil {
 		return nil
 	}
-	rest := (*tellMem)(unsafe.Pointer(b.next))
-	b.next = nil
-	if p := ready.Pin(); p < len(stashes) {
-		s := &stashes[p]
-		raceAcquire(unsafe.Pointer(s))
-		if s.head == nil {
-			s.head, s.n = rest, stashBatch-1
+	rest := P(b.stashNext())
+	b.setStashNext(nil)
+	if i := ready.Pin(); i < len(s.procs) {
+		pr := &s.procs[i]
+		raceAcquire(unsafe.Pointer(pr))
+		if pr.head == nil {
+			pr.head, pr.n = rest, stashBatch-1
 		}
-		raceRelease(unsafe.Pointer(s))
+		raceRelease(unsafe.Pointer(pr))
 	}
 	ready.Unpin()
 	return b
 }
 
-// stashTell keeps x, a finished Tell message cleared of its use, in the
-// calling goroutine's processor's stash; a full stash's batch goes to
-// the depot first.
-func stashTell(x *tellMem) {
-	var full *tellMem
-	if p := ready.Pin(); p < len(stashes) {
-		s := &stashes[p]
-		raceAcquire(unsafe.Pointer(s))
-		if s.n == stashBatch {
-			full, s.head, s.n = s.head, nil, 0
+// put keeps x, finished with and cleared, on the calling goroutine's
+// processor's stack; a full stack's batch goes to the depot first.
+func (s *stash[T, P]) put(x P) {
+	var full P
+	if i := ready.Pin(); i < len(s.procs) {
+		pr := &s.procs[i]
+		raceAcquire(unsafe.Pointer(pr))
+		if pr.n == stashBatch {
+			full, pr.head, pr.n = pr.head, nil, 0
 		}
-		x.next = (*message)(unsafe.Pointer(s.head))
-		s.head = x
-		s.n++
-		raceRelease(unsafe.Pointer(s))
+		x.setStashNext(pr.head)
+		pr.head = x
+		pr.n++
+		raceRelease(unsafe.Pointer(pr))
 	}
 	ready.Unpin()
-	if full != nil && depot.n.Load() < depotMax {
-		depot.mu.Lock()
-		if len(depot.batches) < depotMax {
-			depot.batches = append(depot.batches, full)
-			depot.n.Store(int32(len(depot.batches)))
+	if d := &s.depot; full != nil && d.n.Load() < depotMax {
+		d.mu.Lock()
+		if len(d.batches) < depotMax {
+			d.batches = append(d.batches, full)
+			d.n.Store(int32(len(d.batches)))
 		}
-		depot.mu.Unlock()
+		d.mu.Unlock()
 	}
+}
+
+// tells holds finished Tell messages, as tellMem: a Tell to any actor
+// may take one (newTell, tell.recycle).
+var tells stash[tellMem, *tellMem]
+
+func (x *tellMem) stashNext() *tellMem     { return (*tellMem)(unsafe.Pointer(x.next)) }
+func (x *tellMem) setStashNext(n *tellMem) { x.next = (*message)(unsafe.Pointer(n)) }
+
+// items holds policy items that messages no longer need (giveItemBack),
+// for messages that enter a policy's queue (item). Under EDF and FIFO a
+// message that is not plain (listed while its actor holds other work: a
+// suspended process, a continuation, a context) has its item made when
+// it enters the queue, and it served only to order the message there:
+// once popped it is given back. Measured on ABS Listing 1 with Then at
+// N = 100,000, where every message is listed, before items were given
+// back: item's allocation 8.8% of the CPU. One spare per processor held
+// them until the twentieth session: bench's bank with Await then made
+// 166 bytes of items a transfer (of 840).
+var items stash[itemNode, *itemNode]
+
+// itemNode is a policy item as the items stash sees it: linked by its
+// runtime reference (plumb.Ref), which a spare item does not need.
+type itemNode policy.Item
+
+func (x *itemNode) stashNext() *itemNode {
+	n, _ := (*plumb.Ref(unsafe.Pointer(x))).(*itemNode)
+	return n
+}
+
+func (x *itemNode) setStashNext(n *itemNode) {
+	if n == nil {
+		*plumb.Ref(unsafe.Pointer(x)) = nil
+		return
+	}
+	*plumb.Ref(unsafe.Pointer(x)) = n
 }
