@@ -146,7 +146,7 @@ func TestAListedMessagesItemGoesBackOncePopped(t *testing.T) {
 	for _, s := range twoListed() {
 		assert.Nil(t, s.pi, "a listed message still has its item while it runs")
 	}
-	require.NotEmpty(t, stackOf(&items), "no popped message's item went to the stash")
+	require.NotEmpty(t, stashedItems(), "no popped message's item went to the stash")
 
 	for _, s := range twoListed(Priority(3)) {
 		require.NotNil(t, s.pi, "a message sent with a priority lost its item")
@@ -158,10 +158,10 @@ func TestAListedMessagesItemGoesBackOncePopped(t *testing.T) {
 	// gives it back (giveItemBack clears them).
 	clearStashes()
 	marker := &policy.Item{Seq: 1 << 62}
-	items.put((*itemNode)(marker))
+	putItem(marker)
 	twoListed()
 	assert.Zero(t, marker.Seq, "the next listed message did not take the stashed item")
-	assert.Contains(t, stackOf(&items), (*itemNode)(marker), "the message that took it did not give it back")
+	assert.Contains(t, stashedItems(), marker, "the message that took it did not give it back")
 
 	pending.Resolve(1, nil)
 	require.NoError(t, sys.WaitIdle(context.Background()))

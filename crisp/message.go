@@ -129,15 +129,16 @@ func (m *message) item() *policy.Item {
 	return it
 }
 
-// spareItem returns a policy item from the stash (items), or a new one.
+// spareItem returns a policy item from the stash (takeItem), or a new
+// one.
 func spareItem() *policy.Item {
-	if x := items.take(); x != nil {
-		return (*policy.Item)(x)
+	if it := takeItem(); it != nil {
+		return it
 	}
 	return new(policy.Item)
 }
 
-// giveItemBack puts m's item, if item made it, in the stash (items):
+// giveItemBack puts m's item, if item made it, in the stash (putItem):
 // m has left the policy's queue, which keeps no reference to what it
 // popped (policy.Queue), and its priority, tag and name, which other
 // goroutines may read (itemName), are zero on such an item and stay so.
@@ -151,7 +152,7 @@ func (m *message) giveItemBack(a *core) {
 	it := m.pi.Swap(nil)
 	it.Deadline, it.Seq, it.Resumed = time.Time{}, 0, false
 	*plumb.Ref(unsafe.Pointer(it)) = nil // the job: let the message go
-	items.put((*itemNode)(it))
+	putItem(it)
 }
 
 // meta returns m's policy item, made if m has none yet: for setting its
@@ -350,22 +351,22 @@ func (t *tell[S]) fail(error)     {}
 
 // tellMem is the memory of a tell[S] for every S: the message, then two
 // pointers (the actor, the handler function), which is all S changes.
-// The stash of finished Tell messages (tells, stash.go) holds them as
-// *tellMem, one for all actors and state types.
+// The stash of finished Tell messages (stash.go) holds them as *tellMem,
+// one for all actors and state types.
 type tellMem struct {
 	message
 	a, fn unsafe.Pointer
 }
 
 // newTell returns a message for a Tell to a with opts: a finished one
-// from the stash (tells) if there is one, else a new one, with its
+// from the stash (takeTell) if there is one, else a new one, with its
 // policy item beside it if the message will need one (core.itemized). A
 // reused message may bring the item kept from an earlier use, or make
 // one when it needs it.
 //
 //go:noinline
 func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
-	if x := tells.take(); x != nil {
+	if x := takeTell(); x != nil {
 		t := (*tell[S])(unsafe.Pointer(x))
 		t.a = a
 		return t
@@ -381,7 +382,7 @@ func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
 	return &tell[S]{a: a}
 }
 
-// recycle clears the message and puts it in the stash (tells) for a
+// recycle clears the message and puts it in the stash (putTell) for a
 // later Tell to any actor. A message that carried a context or keys, or whose
 // process suspended, had other holders (a context's callback, key lines,
 // a parked goroutine) and is left to the collector, as is every message
@@ -405,7 +406,7 @@ func (t *tell[S]) recycle() {
 		*it = policy.Item{}
 		t.pi.Store(it)
 	}
-	tells.put((*tellMem)(unsafe.Pointer(t)))
+	putTell((*tellMem)(unsafe.Pointer(t)))
 }
 
 // observedOnly reports whether x holds nothing but an observed message's

@@ -31,41 +31,53 @@ func onOneProcessor(t *testing.T) {
 }
 
 func clearStashes() {
-	clearStash(&tells)
-	clearStash(&items)
-}
-
-func clearStash[T any, P stashable[T]](s *stash[T, P]) {
-	for i := range s.procs {
+	for i := range tellStacks {
 		ready.Pin()
-		raceAcquire(unsafe.Pointer(&s.procs[i]))
-		s.procs[i].head, s.procs[i].n = nil, 0
-		raceRelease(unsafe.Pointer(&s.procs[i]))
+		raceAcquire(unsafe.Pointer(&tellStacks[i]))
+		tellStacks[i].head, tellStacks[i].n = nil, 0
+		raceRelease(unsafe.Pointer(&tellStacks[i]))
+		raceAcquire(unsafe.Pointer(&itemStacks[i]))
+		itemStacks[i].head, itemStacks[i].n = nil, 0
+		raceRelease(unsafe.Pointer(&itemStacks[i]))
 		ready.Unpin()
 	}
-	s.depot.mu.Lock()
-	s.depot.batches = nil
-	s.depot.n.Store(0)
-	s.depot.mu.Unlock()
+	for _, d := range []*depot{&tellDepot, &itemDepot} {
+		d.mu.Lock()
+		d.batches = nil
+		d.n.Store(0)
+		d.mu.Unlock()
+	}
 }
 
-// stackOf returns what s's first processor's stack holds, top first.
-func stackOf[T any, P stashable[T]](s *stash[T, P]) []P {
+// stashed returns the Tell messages on the first processor's stack, top
+// first.
+func stashed() []*tellMem {
 	ready.Pin()
-	pr := &s.procs[0]
-	raceAcquire(unsafe.Pointer(pr))
-	head := pr.head
-	raceRelease(unsafe.Pointer(pr))
+	raceAcquire(unsafe.Pointer(&tellStacks[0]))
+	head := tellStacks[0].head
+	raceRelease(unsafe.Pointer(&tellStacks[0]))
 	ready.Unpin()
-	var xs []P
-	for x := head; x != nil; x = x.stashNext() {
+	var xs []*tellMem
+	for x := head; x != nil; x = (*tellMem)(unsafe.Pointer(x.next)) {
 		xs = append(xs, x)
 	}
 	return xs
 }
 
-// stashed returns the Tell messages on the first processor's stack.
-func stashed() []*tellMem { return stackOf(&tells) }
+// stashedItems returns the policy items on the first processor's
+// stack, top first.
+func stashedItems() []*policy.Item {
+	ready.Pin()
+	raceAcquire(unsafe.Pointer(&itemStacks[0]))
+	head := itemStacks[0].head
+	raceRelease(unsafe.Pointer(&itemStacks[0]))
+	ready.Unpin()
+	var its []*policy.Item
+	for it := head; it != nil; it = itemNext(it) {
+		its = append(its, it)
+	}
+	return its
+}
 
 // A finished Tell's message is kept for the next Tell, and nothing of
 // its first use shows in its second.
@@ -186,41 +198,38 @@ func TestAFullStashHandsItsBatchToTheDepot(t *testing.T) {
 	made := make([]*tellMem, stashBatch+1)
 	for i := range made {
 		made[i] = new(tellMem)
-		tells.put(made[i])
+		putTell(made[i])
 	}
 	require.Equal(t, []*tellMem{made[stashBatch]}, stashed(), "the 65th message starts a new batch")
-	require.EqualValues(t, 1, tells.depot.n.Load())
-	require.Len(t, tells.depot.batches, 1)
+	require.EqualValues(t, 1, tellDepot.n.Load())
+	require.Len(t, tellDepot.batches, 1)
 
-	clearStack := func() { // as if on another processor, whose stack is empty
-		ready.Pin()
-		raceAcquire(unsafe.Pointer(&tells.procs[0]))
-		tells.procs[0].head, tells.procs[0].n = nil, 0
-		raceRelease(unsafe.Pointer(&tells.procs[0]))
-		ready.Unpin()
-	}
-	clearStack()
-	got := tells.take()
+	ready.Pin() // as if on another processor, whose stack is empty
+	raceAcquire(unsafe.Pointer(&tellStacks[0]))
+	tellStacks[0].head, tellStacks[0].n = nil, 0
+	raceRelease(unsafe.Pointer(&tellStacks[0]))
+	ready.Unpin()
+	got := takeTell()
 	assert.Same(t, made[stashBatch-1], got, "the batch's top message")
 	assert.Nil(t, got.next, "unlinked from the batch")
-	assert.Zero(t, tells.depot.n.Load())
+	assert.Zero(t, tellDepot.n.Load())
 	rest := stashed()
 	require.Len(t, rest, stashBatch-1, "the rest of the batch fills the stack")
-	assert.Equal(t, stashBatch-1, tells.procs[0].n)
+	assert.Equal(t, stashBatch-1, tellStacks[0].n)
 	for i, x := range rest {
 		assert.Same(t, made[stashBatch-2-i], x)
 	}
 	for range rest {
-		require.NotNil(t, tells.take())
+		require.NotNil(t, takeTell())
 	}
-	assert.Nil(t, tells.take(), "stack and depot are empty")
+	assert.Nil(t, takeTell(), "stack and depot are empty")
 
 	for range (depotMax + 2) * stashBatch {
-		tells.put(new(tellMem))
+		putTell(new(tellMem))
 	}
-	assert.EqualValues(t, depotMax, tells.depot.n.Load(), "the depot keeps depotMax batches")
-	assert.Len(t, tells.depot.batches, depotMax)
-	assert.Equal(t, stashBatch, tells.procs[0].n)
+	assert.EqualValues(t, depotMax, tellDepot.n.Load(), "the depot keeps depotMax batches")
+	assert.Len(t, tellDepot.batches, depotMax)
+	assert.Equal(t, stashBatch, tellStacks[0].n)
 }
 
 // Tells sent from one goroutine and run on another, many at a time, on
@@ -275,14 +284,36 @@ func TestStashedItemsComeBackWithoutTheirLink(t *testing.T) {
 	onOneProcessor(t)
 	var its [3]policy.Item
 	for i := range its {
-		items.put((*itemNode)(&its[i]))
+		putItem(&its[i])
 	}
 	assert.NotNil(t, *plumb.Ref(unsafe.Pointer(&its[2])), "the top item links the one below")
 	assert.Nil(t, *plumb.Ref(unsafe.Pointer(&its[0])), "the bottom one links none")
 	for i := range its {
-		got := items.take()
-		require.Same(t, &its[len(its)-1-i], (*policy.Item)(got))
+		got := takeItem()
+		require.Same(t, &its[len(its)-1-i], got)
 		assert.Nil(t, *plumb.Ref(unsafe.Pointer(got)), "its link is cleared")
 	}
-	assert.Nil(t, items.take())
+	assert.Nil(t, takeItem())
+}
+
+// Items go through the depot as Tell messages do.
+func TestAFullItemStackHandsItsBatchToTheDepot(t *testing.T) {
+	onOneProcessor(t)
+	made := make([]*policy.Item, stashBatch+1)
+	for i := range made {
+		made[i] = new(policy.Item)
+		putItem(made[i])
+	}
+	require.Equal(t, []*policy.Item{made[stashBatch]}, stashedItems())
+	require.EqualValues(t, 1, itemDepot.n.Load())
+	ready.Pin() // as if on another processor, whose stack is empty
+	raceAcquire(unsafe.Pointer(&itemStacks[0]))
+	itemStacks[0].head, itemStacks[0].n = nil, 0
+	raceRelease(unsafe.Pointer(&itemStacks[0]))
+	ready.Unpin()
+	got := takeItem()
+	assert.Same(t, made[stashBatch-1], got, "the batch's top item")
+	assert.Nil(t, *plumb.Ref(unsafe.Pointer(got)), "unlinked from the batch")
+	assert.Len(t, stashedItems(), stashBatch-1, "the rest of the batch fills the stack")
+	assert.Equal(t, stashBatch-1, itemStacks[0].n)
 }
