@@ -32,14 +32,7 @@ func onOneProcessor(t *testing.T) {
 
 func clearStashes() {
 	for i := range tellStacks {
-		ready.Pin()
-		raceAcquire(unsafe.Pointer(&tellStacks[i]))
-		tellStacks[i].head, tellStacks[i].n = nil, 0
-		raceRelease(unsafe.Pointer(&tellStacks[i]))
-		raceAcquire(unsafe.Pointer(&itemStacks[i]))
-		itemStacks[i].head, itemStacks[i].n = nil, 0
-		raceRelease(unsafe.Pointer(&itemStacks[i]))
-		ready.Unpin()
+		emptyStacks(i)
 	}
 	for _, d := range []*depot{&tellDepot, &itemDepot} {
 		d.mu.Lock()
@@ -47,6 +40,18 @@ func clearStashes() {
 		d.n.Store(0)
 		d.mu.Unlock()
 	}
+}
+
+// emptyStacks empties processor i's stacks, Tell messages and items.
+func emptyStacks(i int) {
+	ready.Pin()
+	raceAcquire(unsafe.Pointer(&tellStacks[i]))
+	tellStacks[i].head, tellStacks[i].n = nil, 0
+	raceRelease(unsafe.Pointer(&tellStacks[i]))
+	raceAcquire(unsafe.Pointer(&itemStacks[i]))
+	itemStacks[i].head, itemStacks[i].n = nil, 0
+	raceRelease(unsafe.Pointer(&itemStacks[i]))
+	ready.Unpin()
 }
 
 // stashed returns the Tell messages on the first processor's stack, top
@@ -204,11 +209,7 @@ func TestAFullStashHandsItsBatchToTheDepot(t *testing.T) {
 	require.EqualValues(t, 1, tellDepot.n.Load())
 	require.Len(t, tellDepot.batches, 1)
 
-	ready.Pin() // as if on another processor, whose stack is empty
-	raceAcquire(unsafe.Pointer(&tellStacks[0]))
-	tellStacks[0].head, tellStacks[0].n = nil, 0
-	raceRelease(unsafe.Pointer(&tellStacks[0]))
-	ready.Unpin()
+	emptyStacks(0) // as if on another processor, whose stack is empty
 	got := takeTell()
 	assert.Same(t, made[stashBatch-1], got, "the batch's top message")
 	assert.Nil(t, got.next, "unlinked from the batch")
@@ -306,11 +307,7 @@ func TestAFullItemStackHandsItsBatchToTheDepot(t *testing.T) {
 	}
 	require.Equal(t, []*policy.Item{made[stashBatch]}, stashedItems())
 	require.EqualValues(t, 1, itemDepot.n.Load())
-	ready.Pin() // as if on another processor, whose stack is empty
-	raceAcquire(unsafe.Pointer(&itemStacks[0]))
-	itemStacks[0].head, itemStacks[0].n = nil, 0
-	raceRelease(unsafe.Pointer(&itemStacks[0]))
-	ready.Unpin()
+	emptyStacks(0) // as if on another processor, whose stack is empty
 	got := takeItem()
 	assert.Same(t, made[stashBatch-1], got, "the batch's top item")
 	assert.Nil(t, *plumb.Ref(unsafe.Pointer(got)), "unlinked from the batch")
