@@ -10,7 +10,9 @@ fastest peer library *in the same run* (median, min-max over the runs).
 The ratio is the figure that counts on a shared machine: both sides of
 it ran in the same process at the same time. SYSTEM (default crisp)
 names the column compared, such as crisp+dl for crisp with deadlines.
-Example, two builds
+A second table gives what SYSTEM allocated per operation (bytes) and
+the collections per run, medians over every run of the build (reports
+without allocation figures show a dash). Example, two builds
 alternated four times:
 
     for i in 1 2 3 4; do for b in old new; do
@@ -41,6 +43,9 @@ def load(d, pre, b):
             for c in w['cells']:
                 if c.get('median_ns'):
                     r[(w['workload'], c['system'])] = c['median_ns']
+                if c.get('alloc_bytes'):
+                    r[('alloc', w['workload'], c['system'])] = [a / w['ops'] for a in c['alloc_bytes']]
+                    r[('gc', w['workload'], c['system'])] = c.get('gc_cycles', [])
         runs.append(r)
     return runs
 
@@ -51,9 +56,9 @@ def main():
     R = {b: load(d, pre, b) for b in bins}
     wls = []
     for r in R[bins[0]]:
-        for (w, _) in r:
-            if w not in wls:
-                wls.append(w)
+        for k in r:
+            if len(k) == 2 and k[0] not in wls:
+                wls.append(k[0])
 
     def med(b, w, s):
         v = [r[(w, s)] for r in R[b] if (w, s) in r]
@@ -82,6 +87,20 @@ def main():
             r = ratio(b, w, best)
             rs.append(f'{r[0]:.2f} ({r[1]:.2f}-{r[2]:.2f})' if r else '—')
         print(f'| {w} | ' + ' | '.join(cells) + f' | {best} | ' + ' | '.join(rs) + ' |')
+
+    def pooled(b, kind, w):
+        v = [x for r in R[b] for x in r.get((kind, w, me), [])]
+        return st.median(v) if v else None
+
+    print()
+    print('| workload | ' + ' | '.join(f'{me} {b} B/op | {b} collections' for b in bins) + ' |')
+    print('|---|' + '---:|---:|' * len(bins))
+    for w in wls:
+        cells = []
+        for b in bins:
+            a, g = pooled(b, 'alloc', w), pooled(b, 'gc', w)
+            cells += [f'{a:.0f}' if a is not None else '—', f'{g:g}' if g is not None else '—']
+        print(f'| {w} | ' + ' | '.join(cells) + ' |')
 
 
 if __name__ == '__main__':
