@@ -395,10 +395,7 @@ func (t *tell[S]) recycle() {
 	if x != nil && !x.observedOnly() || t.resumed || t.a.flags.Load()&fNoReuse != 0 {
 		return
 	}
-	if x != nil {
-		*x = msgExt{}
-		exts.Put(x)
-	}
+	freeExt(&t.message)
 	it := t.pi.Load()
 	t.message = message{}
 	t.a, t.fn = nil, nil
