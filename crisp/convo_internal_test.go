@@ -406,3 +406,37 @@ func TestOnABusyMachineARunnerThatAnsweredACallLetsItsActorGo(t *testing.T) {
 		assert.True(t, lingered(true), "quiet, a Call answered: the runner lingered")
 	})
 }
+
+// On a busy machine a runner that has run more than floodNoLinger
+// messages since it last ran out of work lets its actor go without
+// lingering; one that ran a single message lingers, as does a flood's
+// runner on a quiet machine.
+func TestOnABusyMachineAFloodsRunnerDoesNotLinger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := NewSystem()
+		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+		a := Spawn(sys, 0)
+		// lingered sends n messages that one runner runs in a row and
+		// reports whether it lingered (in vain) before it exited.
+		lingered := func(n int) bool {
+			a.setVain(0)
+			release := make(chan struct{})
+			Tell(a, func(*Proc, int) { <-release })
+			for range n - 1 {
+				Tell(a, func(*Proc, int) {})
+			}
+			close(release)
+			synctest.Wait() // the runner is gone
+			require.Zero(t, sys.gor.Load(), "the runner exited")
+			return a.vain() == 1
+		}
+
+		ready.SetBusy(true)
+		assert.False(t, lingered(floodNoLinger+2), "busy, a flood: the runner did not linger")
+		assert.True(t, lingered(1), "busy, one message: the runner lingered")
+
+		release := ready.HoldQuiet()
+		defer release()
+		assert.True(t, lingered(floodNoLinger+2), "quiet, a flood: the runner lingered")
+	})
+}

@@ -272,6 +272,26 @@ func (a *core) stepAsideBy(yield func()) {
 	a.flags.And(^uint32(fAside))
 }
 
+// floodNoLinger: on a busy machine (ready.Busy) a runner that has run
+// more than parkBatch messages since it last ran out of work, a flood's
+// or a convoy's, does not linger when it runs out: it lets its actor go
+// at once, and the next send starts a runner in the sender's processor's
+// next slot. Its linger's yields each went through the processor's run
+// queue, and every 61st trip through it runs a preempted CPU-bound
+// goroutine for its whole time slice: a runtime trace of four pairs with
+// 100 messages in flight beside two such goroutines, the collector off,
+// held 2,196 linger yields in 230 ms, crisp's goroutines running 68 ms
+// of it and those two 391. Without the linger, bench's throughput-4x100
+// at full size beside them took 971 ms against 1,594 (crisp/phony 2.15
+// -> 1.45), ring-1k 461 -> 333 ms (1.66 -> 1.02), the quick suite beside
+// them throughput-4x100 2.29 -> 1.23, fork-join 5.89 -> 3.74, the rest
+// within spread (3 and 4 alternations; BENCHMARKS.md, twentieth
+// session). A conversation's runners, one message at a time, linger or
+// park as before: with no linger at all on a busy machine, threadring
+// beside those goroutines went 0.50 -> 1.33x phony's time and
+// savina-pingpong 1.08 -> 1.79x (eighteenth session).
+const floodNoLinger = parkBatch
+
 // linger yields the processor up to grace times, while no work arrives
 // for the actor, and returns the grace left. It does not yield at all,
 // and returns 0, when as many runners of the system as there are
@@ -490,7 +510,11 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 				continue
 			}
 			a.mu.Unlock()
-			grace = a.linger(grace)
+			if batch > floodNoLinger && ready.Busy() {
+				grace = 0 // a flood's runner: see floodNoLinger
+			} else {
+				grace = a.linger(grace)
+			}
 			a.mu.Lock()
 			if grace > 0 && a.flags.Load()&fConvo == 0 && a.mayPark() {
 				a.flags.Or(fConvo)
