@@ -54,35 +54,28 @@ func emptyStacks(i int) {
 	ready.Unpin()
 }
 
-// stashed returns the Tell messages on the first processor's stack, top
-// first.
-func stashed() []*tellMem {
+// stackOf returns what stacks' first processor's stack holds, top
+// first, following next.
+func stackOf[T any](stacks *[64]stack[T], next func(*T) *T) []*T {
 	ready.Pin()
-	raceAcquire(unsafe.Pointer(&tellStacks[0]))
-	head := tellStacks[0].head
-	raceRelease(unsafe.Pointer(&tellStacks[0]))
+	raceAcquire(unsafe.Pointer(&stacks[0]))
+	head := stacks[0].head
+	raceRelease(unsafe.Pointer(&stacks[0]))
 	ready.Unpin()
-	var xs []*tellMem
-	for x := head; x != nil; x = (*tellMem)(unsafe.Pointer(x.next)) {
+	var xs []*T
+	for x := head; x != nil; x = next(x) {
 		xs = append(xs, x)
 	}
 	return xs
 }
 
-// stashedItems returns the policy items on the first processor's
-// stack, top first.
-func stashedItems() []*policy.Item {
-	ready.Pin()
-	raceAcquire(unsafe.Pointer(&itemStacks[0]))
-	head := itemStacks[0].head
-	raceRelease(unsafe.Pointer(&itemStacks[0]))
-	ready.Unpin()
-	var its []*policy.Item
-	for it := head; it != nil; it = itemNext(it) {
-		its = append(its, it)
-	}
-	return its
+// stashed returns the Tell messages on the first processor's stack.
+func stashed() []*tellMem {
+	return stackOf(&tellStacks, func(x *tellMem) *tellMem { return (*tellMem)(unsafe.Pointer(x.next)) })
 }
+
+// stashedItems returns the policy items on the first processor's stack.
+func stashedItems() []*policy.Item { return stackOf(&itemStacks, itemNext) }
 
 // A finished Tell's message is kept for the next Tell, and nothing of
 // its first use shows in its second.

@@ -83,16 +83,35 @@ func (d *depot) put(b unsafe.Pointer) {
 	d.mu.Unlock()
 }
 
-// tellStack is one processor's stack of finished Tell messages, linked
-// by their next field, n of them.
-type tellStack struct {
-	head *tellMem
+// stack is one processor's stack of finished objects of one kind, n of
+// them, linked as the kind links them. A type parameter only for its
+// fields: the fast paths below are written per kind, and compiled for
+// it.
+type stack[T any] struct {
+	head *T
 	n    int
 	_    [48]byte // a cache line of its own
 }
 
+// refill puts rest, what is left of a batch taken from a depot, on the
+// calling goroutine's processor's stack if that is still empty (else
+// rest goes to the collector).
+func refill[T any](stacks *[64]stack[T], rest *T) {
+	if p := ready.Pin(); p < len(stacks) {
+		s := &stacks[p]
+		raceAcquire(unsafe.Pointer(s))
+		if s.head == nil {
+			s.head, s.n = rest, stashBatch-1
+		}
+		raceRelease(unsafe.Pointer(s))
+	}
+	ready.Unpin()
+}
+
+// tellStacks holds each processor's finished Tell messages, linked by
+// their next field.
 var (
-	tellStacks [64]tellStack
+	tellStacks [64]stack[tellMem]
 	tellDepot  depot
 )
 
@@ -130,15 +149,7 @@ func takeTellBatch() *tellMem {
 	}
 	rest := (*tellMem)(unsafe.Pointer(b.next))
 	b.next = nil
-	if p := ready.Pin(); p < len(tellStacks) {
-		s := &tellStacks[p]
-		raceAcquire(unsafe.Pointer(s))
-		if s.head == nil {
-			s.head, s.n = rest, stashBatch-1
-		}
-		raceRelease(unsafe.Pointer(s))
-	}
-	ready.Unpin()
+	refill(&tellStacks, rest)
 	return b
 }
 
@@ -164,7 +175,7 @@ func putTell(x *tellMem) {
 	}
 }
 
-// itemStack is one processor's stack of policy items that messages no
+// itemStacks holds each processor's policy items that messages no
 // longer need (giveItemBack), for messages that enter a policy's queue
 // (item). Under EDF and FIFO a message that is not plain (listed while
 // its actor holds other work: a suspended process, a continuation, a
@@ -176,14 +187,8 @@ func putTell(x *tellMem) {
 // twentieth session: bench's bank with Await then made 166 bytes of
 // items a transfer (of 840). Items are linked by their runtime
 // reference (plumb.Ref), which a spare item does not need.
-type itemStack struct {
-	head *policy.Item
-	n    int
-	_    [48]byte // a cache line of its own
-}
-
 var (
-	itemStacks [64]itemStack
+	itemStacks [64]stack[policy.Item]
 	itemDepot  depot
 )
 
@@ -224,15 +229,7 @@ func takeItem() *policy.Item {
 	}
 	rest := itemNext(b)
 	setItemNext(b, nil)
-	if p := ready.Pin(); p < len(itemStacks) {
-		s := &itemStacks[p]
-		raceAcquire(unsafe.Pointer(s))
-		if s.head == nil {
-			s.head, s.n = rest, stashBatch-1
-		}
-		raceRelease(unsafe.Pointer(s))
-	}
-	ready.Unpin()
+	refill(&itemStacks, rest)
 	return b
 }
 
