@@ -382,19 +382,16 @@ func TestOnABusyMachineARunnerThatAnsweredACallLetsItsActorGo(t *testing.T) {
 		// and reports whether its runner lingered (in vain) before it
 		// exited.
 		lingered := func(call bool) bool {
-			a.setVain(0)
-			a.flags.Or(fConvo)
-			if call {
-				v, err := Call(a, func(*Proc, int) (int, error) { return 7, nil }).Get()
-				require.NoError(t, err)
-				require.Equal(t, 7, v)
-			} else {
-				Tell(a, func(*Proc, int) {})
-			}
-			synctest.Wait() // the runner is gone
-			require.Zero(t, sys.gor.Load(), "the runner exited")
-			require.False(t, a.flags.Load()&fParked != 0, "nobody would wake it")
-			return a.vain() == 1
+			return lingeredAfter(t, sys, a, func() {
+				a.flags.Or(fConvo)
+				if call {
+					v, err := Call(a, func(*Proc, int) (int, error) { return 7, nil }).Get()
+					require.NoError(t, err)
+					require.Equal(t, 7, v)
+				} else {
+					Tell(a, func(*Proc, int) {})
+				}
+			})
 		}
 
 		ready.SetBusy(true)
@@ -419,16 +416,14 @@ func TestOnABusyMachineAFloodsRunnerDoesNotLinger(t *testing.T) {
 		// lingered sends n messages that one runner runs in a row and
 		// reports whether it lingered (in vain) before it exited.
 		lingered := func(n int) bool {
-			a.setVain(0)
-			release := make(chan struct{})
-			Tell(a, func(*Proc, int) { <-release })
-			for range n - 1 {
-				Tell(a, func(*Proc, int) {})
-			}
-			close(release)
-			synctest.Wait() // the runner is gone
-			require.Zero(t, sys.gor.Load(), "the runner exited")
-			return a.vain() == 1
+			return lingeredAfter(t, sys, a, func() {
+				release := make(chan struct{})
+				Tell(a, func(*Proc, int) { <-release })
+				for range n - 1 {
+					Tell(a, func(*Proc, int) {})
+				}
+				close(release)
+			})
 		}
 
 		ready.SetBusy(true)
@@ -439,4 +434,17 @@ func TestOnABusyMachineAFloodsRunnerDoesNotLinger(t *testing.T) {
 		defer release()
 		assert.True(t, lingered(floodNoLinger+2), "quiet, a flood: the runner lingered")
 	})
+}
+
+// lingeredAfter runs send, which gives a's idle runner work, in a
+// synctest bubble, and reports whether the runner lingered (in vain)
+// before it exited.
+func lingeredAfter(t *testing.T, sys *System, a *Actor[int], send func()) bool {
+	t.Helper()
+	a.setVain(0)
+	send()
+	synctest.Wait() // the runner is gone
+	require.Zero(t, sys.gor.Load(), "the runner exited")
+	require.False(t, a.flags.Load()&fParked != 0, "nobody would wake it")
+	return a.vain() == 1
 }
