@@ -15,7 +15,9 @@ import (
 // cooperative scheduling) the actor it may release while waiting.
 //
 // A Proc is valid only inside the handler it was passed to, on that
-// handler's goroutine; keep it no longer than the handler runs.
+// handler's goroutine; keep it no longer than the handler runs. Once the
+// handler has returned, the runtime may pass the same Proc to a later
+// handler, of any actor of the system.
 type Proc struct {
 	a  *core
 	m  *message     // the process this goroutine runs (or keeps, suspended)

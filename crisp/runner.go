@@ -3,7 +3,6 @@ package crisp
 import (
 	"runtime/debug"
 
-	"github.com/crisprt/crisp/internal/gid"
 	"github.com/crisprt/crisp/internal/ready"
 )
 
@@ -403,7 +402,7 @@ func (a *core) spawn(first *message) {
 // own: one frame fewer under every handler.
 func (a *core) run(first *message) {
 	ready.Done()
-	p := &Proc{a: a, g: gid.Current()}
+	p := newProc(a)
 	defer a.exit(p)
 	a.enter(p)
 	seen := a.sys.wd.Expired()
@@ -463,6 +462,7 @@ func (a *core) exit(p *Proc) {
 		}
 		a.abandon(p) // runtime.Goexit in a handler, or a stopped process
 	}
+	keepProc(a, p)
 	a.sys.goroutineDone()
 }
 

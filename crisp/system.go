@@ -80,6 +80,8 @@ type System struct {
 	waitCh  chan struct{} // closed and replaced on every notify
 
 	shards [nShards]shard
+	procs  []procStack // Procs of ended runners, per processor (newProc)
+	ghost  *core       // the actor a kept Proc points to: none, of this system (keepProc)
 
 	shutdownOnce sync.Once
 	stopsLeft    atomic.Int64 // live actors the shutdown goroutine has still to stop
@@ -214,6 +216,8 @@ func NewSystem(opts ...Option) *System {
 	s.epoch = s.clk.Now()
 	s.realClock = reflect.TypeOf(s.clk) == realClockType
 	s.maxLinger = int32(runtime.GOMAXPROCS(0))
+	s.procs = newProcStacks()
+	s.ghost = &core{sys: s}
 	s.wd = watchdog.New(s.clk, watchdog.AfterBatch(s.notify), watchdog.Precision(s.precision))
 	return s
 }
