@@ -3,6 +3,7 @@ package future
 import (
 	"reflect"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,7 +23,9 @@ import (
 // buffered channel and a timer: 376 bytes, 0.87-1.0 us). Allocation
 // matters more beside CPU-bound goroutines: each garbage collection
 // there costs the program's other goroutines about one of their time
-// slices.
+// slices. Outside synctest bubbles the callback timer is an alarm kept
+// for the next timed wait (setAlarm): a timed Get that parks allocates
+// 88 bytes, in 0.48-0.53 us (two alternations of two runs).
 //
 // A wait that times out leaves its node listed (the list is never
 // relinked); the next GetWithin on the future takes the node over once
@@ -123,16 +126,100 @@ func (f *Future[T]) takeOver(o *timedWaiter) (took, done bool) {
 // waitTimed blocks on w for at most d of real time, and reports whether
 // the resolution ended the wait.
 func (w *timedWaiter) waitTimed(d time.Duration) bool {
-	t := time.AfterFunc(d, w.expire) // clock seam: the future's clock is the real one (realClockType), its timer without clock.New()'s wrapper
+	if inBubble() {
+		t := time.AfterFunc(d, w.expire) // clock seam: the future's clock is the real one (realClockType), its timer without clock.New()'s wrapper
+		w.spot.Wait()
+		if w.state.Load() == twWoken {
+			t.Stop()
+			ready.Done()
+			return true
+		}
+		w.state.Store(twFree) // timed out: the next wait may take the node
+		return false
+	}
+	al := setAlarm(w, d)
 	w.spot.Wait()
 	if w.state.Load() == twWoken {
-		t.Stop()
+		if al.t.Stop() {
+			alarms.Put(al) // its callback will not run
+		}
 		ready.Done()
 		return true
 	}
 	w.state.Store(twFree) // timed out: the next wait may take the node
+	alarms.Put(al)        // its callback has loaded w: it touches no later waiter
 	return false
 }
+
+// An alarm is a callback timer kept for reuse by timed waits (waitTimed)
+// outside synctest bubbles: its callback ends the wait of the waiter it
+// is set for. A timer and its callback cost 128 bytes a wait, of the
+// 215 a timed Get that parks allocated, and crisp's Calls with timed
+// Gets park whenever the machine is busy with other code, where each
+// collection costs the waiting goroutines about one of that code's time
+// slices: bench's request-reply beside two goroutines that never yield
+// (quick, 4 alternations, AMD EPYC) went from 352 to 224 bytes a Call,
+// 4 to 2 collections a run, 3.26 to 1.66x phony's time (BENCHMARKS.md,
+// twenty-first session). A timer made in a bubble belongs to it
+// (resetting it outside is a fatal error) and runs on its fake clock,
+// so a wait in a bubble takes no alarm and keeps none.
+//
+// An alarm is kept (in a sync.Pool: a timed wait that parks takes about
+// a microsecond, so a pool's cost does not show) only once its callback
+// can no longer reach a later waiter: its timer stopped before firing,
+// or its callback ended this wait, having loaded the waiter before the
+// next wait stores its own.
+type alarm struct {
+	t *time.Timer
+	w atomic.Pointer[timedWaiter]
+}
+
+// ring is the alarm's callback: the timer ends its waiter's wait.
+func (al *alarm) ring() {
+	if h := ringHook.Load(); h != nil {
+		(*h)()
+	}
+	al.w.Load().expire()
+}
+
+// ringHook, when set, is called by every alarm's callback before it
+// looks at its waiter: tests hold a callback there.
+var ringHook atomic.Pointer[func()]
+
+// alarms keeps alarms whose timers are stopped or have fired, and whose
+// callbacks will touch no later waiter.
+var alarms sync.Pool
+
+// setAlarm returns an alarm, kept or new, set to end w's wait after d.
+func setAlarm(w *timedWaiter, d time.Duration) *alarm {
+	if al, ok := alarms.Get().(*alarm); ok {
+		al.w.Store(w)
+		al.t.Reset(d)
+		return al
+	}
+	al := &alarm{}
+	al.w.Store(w)
+	al.t = time.AfterFunc(d, al.ring) // clock seam: as in waitTimed
+	return al
+}
+
+// inBubble reports whether the calling goroutine is in a synctest
+// bubble, whose fake clock starts at midnight UTC on 2000-01-01 (the
+// testing/synctest documentation): there the time since the package
+// was initialised, outside any bubble, is over twenty years, forward
+// by the monotonic readings or backward by the wall clock's, where
+// outside it is the process's age.
+func inBubble() bool {
+	d := time.Since(initialised) // clock seam: which clock the goroutine's timers run on
+	return d > bubbleGap || d < -bubbleGap
+}
+
+// bubbleGap is more than any process lives, and less than the distance
+// from a synctest bubble's fake clock to the real one.
+const bubbleGap = 15 * 365 * 24 * time.Hour
+
+// initialised is when the package was initialised, outside any bubble.
+var initialised = time.Now() // clock seam: see inBubble
 
 // realClockType is the type of clock.New()'s clock, whose timers are
 // the runtime's: a timed wait on it (GetWithin) waits on a timedWaiter

@@ -1,0 +1,5 @@
+//go:build !race
+
+package future
+
+const raceEnabled = false
