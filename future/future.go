@@ -33,8 +33,9 @@
 // and no timer: an unresolved future is one small struct, and waiting
 // on it allocates only when the result is not there after a few
 // scheduler yields (48 bytes for Get; for GetWithin on the real clock
-// 48 bytes and a timer of the runtime's, on another clock a channel
-// and the clock's timer; a channel for GetContext and Done). Beside
+// 48 bytes and a timer of the runtime's, kept for later waits outside
+// synctest bubbles, on another clock a channel and the clock's timer;
+// a channel for GetContext and Done). Beside
 // code that never yields a waiter on one of crisp's calls does not
 // wait for those yields: it parks at once. Resolving costs two atomic
 // operations plus waking whoever waits; with an error, one more and a
