@@ -126,28 +126,19 @@ func (f *Future[T]) takeOver(o *timedWaiter) (took, done bool) {
 // waitTimed blocks on w for at most d of real time, and reports whether
 // the resolution ended the wait.
 func (w *timedWaiter) waitTimed(d time.Duration) bool {
-	if inBubble() {
-		t := time.AfterFunc(d, w.expire) // clock seam: the future's clock is the real one (realClockType), its timer without clock.New()'s wrapper
-		w.spot.Wait()
-		if w.state.Load() == twWoken {
-			t.Stop()
-			ready.Done()
-			return true
-		}
-		w.state.Store(twFree) // timed out: the next wait may take the node
-		return false
-	}
-	al := setAlarm(w, d)
+	al, reuse := setAlarm(w, d)
 	w.spot.Wait()
 	if w.state.Load() == twWoken {
-		if al.t.Stop() {
+		if al.t.Stop() && reuse {
 			alarms.Put(al) // its callback will not run
 		}
 		ready.Done()
 		return true
 	}
 	w.state.Store(twFree) // timed out: the next wait may take the node
-	alarms.Put(al)        // its callback has loaded w: it touches no later waiter
+	if reuse {
+		alarms.Put(al) // its callback has loaded w: it touches no later waiter
+	}
 	return false
 }
 
@@ -190,17 +181,22 @@ var ringHook atomic.Pointer[func()]
 // callbacks will touch no later waiter.
 var alarms sync.Pool
 
-// setAlarm returns an alarm, kept or new, set to end w's wait after d.
-func setAlarm(w *timedWaiter, d time.Duration) *alarm {
-	if al, ok := alarms.Get().(*alarm); ok {
-		al.w.Store(w)
-		al.t.Reset(d)
-		return al
+// setAlarm returns an alarm set to end w's wait after d, and whether it
+// may be kept for later waits once this one is over: outside a bubble a
+// kept alarm or a new one, in a bubble a new one, never kept.
+func setAlarm(w *timedWaiter, d time.Duration) (al *alarm, reuse bool) {
+	reuse = !inBubble()
+	if reuse {
+		if al, ok := alarms.Get().(*alarm); ok {
+			al.w.Store(w)
+			al.t.Reset(d)
+			return al, true
+		}
 	}
-	al := &alarm{}
+	al = &alarm{}
 	al.w.Store(w)
-	al.t = time.AfterFunc(d, al.ring) // clock seam: as in waitTimed
-	return al
+	al.t = time.AfterFunc(d, al.ring) // clock seam: the future's clock is the real one (realClockType), its timer without clock.New()'s wrapper
+	return al, reuse
 }
 
 // inBubble reports whether the calling goroutine is in a synctest
