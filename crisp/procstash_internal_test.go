@@ -59,8 +59,7 @@ func TestAKeptProcIsReusedClean(t *testing.T) {
 	sys := NewSystem()
 	defer sys.Shutdown(t.Context())
 	a, b := Spawn(sys, 0), Spawn(sys, 0)
-	p := &Proc{a: &a.core, g: 42, m: &message{}, batch: parkBatch + 1, serve: true, done: true, selfWait: true, answered: true}
-	p.m = nil // as runOne leaves it
+	p := &Proc{a: &a.core, g: 42, batch: parkBatch + 1, serve: true, done: true, selfWait: true, answered: true}
 	keepProc(&a.core, p)
 	require.Equal(t, []*Proc{p}, keptProcs(sys))
 	q := newProc(&b.core)

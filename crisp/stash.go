@@ -263,9 +263,10 @@ func putItem(it *policy.Item) {
 // Only a Proc nothing reaches once its runner has ended is kept
 // (keepProc): one that never suspended a process, slept or used the rest
 // of procExtra, not a group's runner's (part of a larger record), of an
-// actor without a mailbox bound (whose admission records Procs). A stack is a small array, not batches:
-// runners end and start on the same processors, the senders', where the
-// go statement puts new runners.
+// actor without a mailbox bound (whose admission records Procs). A
+// stack is a small array, not batches: runners end and start on the
+// same processors, the senders', where the go statement puts new
+// runners.
 //
 // The stacks are the system's, not the process's, and a kept Proc points
 // to its system's ghost, not to its actor, until it is reused: a Proc
