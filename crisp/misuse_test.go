@@ -127,8 +127,9 @@ func TestMisuseProcGettersAfterTheHandler(t *testing.T) {
 	leaked := make(chan *crisp.Proc, 1)
 	_, err := crisp.Call(a, func(p *crisp.Proc, _ *state) (int, error) { leaked <- p; return 0, nil }, crisp.Within(time.Hour)).Get()
 	require.NoError(t, err)
-	waitIdle(t, sys)
 	p := <-leaked
+	assert.Equal(t, mock.Now(), p.Now(), "the clock is the system's while the runner ends")
+	waitIdle(t, sys)
 	assert.Equal(t, mock.Now(), p.Now(), "the clock is the system's, still")
 	assert.Panics(t, func() { p.Deadline() }, "unchecked: the Proc has no message any more (a nil dereference)")
 }

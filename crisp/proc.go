@@ -2,7 +2,9 @@ package crisp
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/crisprt/crisp/internal/gid"
 	"github.com/crisprt/crisp/internal/park"
@@ -117,7 +119,31 @@ func (p *Proc) extra() *procExtra {
 func (p *Proc) Deadline() time.Time { return p.m.deadline }
 
 // Now reads the system's clock.
-func (p *Proc) Now() time.Time { return p.a.sys.clk.Now() }
+func (p *Proc) Now() time.Time { return p.actor().sys.clk.Now() }
+
+// setActor and actor write and read p.a where a goroutine that kept p
+// past its handler may read it (Now) while the runtime keeps p or hands
+// it to a later runner (keepProc, newProc): atomically, so that a
+// misused Proc reads an actor of its system, never a torn or racing
+// word. Everywhere else the runner that owns p reads p.a plainly.
+func (p *Proc) setActor(a *core) {
+	atomic.StorePointer((*unsafe.Pointer)(unsafe.Pointer(&p.a)), unsafe.Pointer(a))
+}
+
+func (p *Proc) actor() *core {
+	return (*core)(atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&p.a))))
+}
+
+// reuse makes a kept p as new for a runner of a on goroutine g. Field by
+// field, not a whole-struct write, which would write p.a plainly.
+// TestAKeptProcIsReusedClean sets every field first and counts them.
+func (p *Proc) reuse(a *core, g gid.ID) {
+	p.m, p.g, p.gw, p.x = nil, g, nil, nil
+	p.wake = park.Spot{}
+	p.epoch, p.batch = 0, 0
+	p.serve, p.done, p.selfWait, p.answered = false, false, false, false
+	p.setActor(a)
+}
 
 // Priority returns the running message's priority.
 func (p *Proc) Priority() int { return p.m.priority() }

@@ -1,6 +1,7 @@
 package crisp
 
 import (
+	"reflect"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -62,6 +63,12 @@ func TestAKeptProcIsReusedClean(t *testing.T) {
 	p := &Proc{a: &a.core, g: 42, batch: parkBatch + 1, serve: true, done: true, selfWait: true, answered: true}
 	keepProc(&a.core, p)
 	require.Equal(t, []*Proc{p}, keptProcs(sys))
+	// What keepProc refuses (x, gw, epoch) and what a runner leaves (m,
+	// wake) set too: reuse must clear every field, and a field added to
+	// Proc must be added here (and to reuse).
+	p.m, p.gw, p.x, p.epoch = &message{}, &groupWorker{}, &procExtra{}, 3
+	p.wake.Expect()
+	require.Equal(t, 12, reflect.TypeFor[Proc]().NumField(), "a new field of Proc: set it above, clear it in reuse")
 	q := newProc(&b.core)
 	require.Same(t, p, q)
 	assert.Equal(t, &Proc{a: &b.core, g: gid.Current()}, q)

@@ -307,7 +307,7 @@ func newProc(a *core) *Proc {
 			s.ps[s.n] = nil
 			raceRelease(unsafe.Pointer(s))
 			ready.Unpin()
-			*p = Proc{a: a, g: g}
+			p.reuse(a, g)
 			return p
 		}
 		raceRelease(unsafe.Pointer(s))
@@ -323,7 +323,7 @@ func keepProc(a *core, p *Proc) {
 	if !p.done || p.x != nil || p.gw != nil || p.epoch != 0 || a.bound != nil {
 		return
 	}
-	p.a = a.sys.ghost // an idle actor nothing else reaches stays garbage
+	p.setActor(a.sys.ghost) // an idle actor nothing else reaches stays garbage
 	stacks := a.sys.procs
 	if i := ready.Pin(); i < len(stacks) {
 		s := &stacks[i]
