@@ -8,7 +8,6 @@ import (
 
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/internal/plumb"
-	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/internal/runq"
 	"github.com/crisprt/crisp/internal/watchdog"
 	"github.com/crisprt/crisp/policy"
@@ -42,7 +41,8 @@ type core struct {
 	cfg *actorConfig
 
 	// flags holds fActive, fHandling, fStopped, fNoReuse, fLive and fFIFO, and
-	// in its top byte the actor's shard of the system's live list.
+	// in its top byte the actor's shard of the system's live list (set as
+	// it joins the list).
 	flags atomic.Uint32
 	// queued counts the entries of the policy's queue; guarded by mu.
 	queued int32
@@ -111,8 +111,21 @@ func (a *core) setLive(on bool) {
 	}
 }
 
-// shard returns the actor's shard of the system's live list.
+// shard returns the actor's shard of the system's live list, and of
+// its parked runners (convo.go).
 func (a *core) shard() uint8 { return uint8(a.flags.Load() >> shardShift) }
+
+// setShard makes i the actor's shard. Only join calls it, while the
+// actor is not live: its runner is neither listed nor parked in the old
+// shard.
+func (a *core) setShard(i uint8) {
+	for {
+		f := a.flags.Load()
+		if uint8(f>>shardShift) == i || a.flags.CompareAndSwap(f, f&^(0xff<<shardShift)|uint32(i)<<shardShift) {
+			return
+		}
+	}
+}
 
 func (a *core) active() bool { return a.flags.Load()&fActive != 0 }
 
@@ -262,11 +275,7 @@ func (a *Actor[S]) init(sys *System, state S, opts []ActorOption, op string) {
 	a.sys = sys
 	a.cfg = configFor[S](opts)
 	a.bound = newBound(a.cfg)
-	// A random shard, not the next of a shared count: one atomic counter
-	// for every Spawn of the process took a cache line from processor to
-	// processor where actors spawn actors (fib).
-	a.flags.Store((ready.Rand() % nShards) << shardShift)
-	a.wdKey.Store(noWatch)
+	a.wdKey.Store(noWatch) // the shard is set as the actor joins (System.join)
 	if sys.closed.Load() {
 		a.flags.Or(fStopped)
 	}

@@ -1,6 +1,7 @@
 package crisp
 
 import (
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -54,9 +55,10 @@ func TestAQueuedCallFitsIn144Bytes(t *testing.T) {
 // follows, and the list keeps exactly the actors that joined and did not
 // leave.
 func TestTheLiveListKeepsItsIndexesAsActorsLeave(t *testing.T) {
+	onOneProcessor(t) // all join shard 0, the processor's
 	s := NewSystem()
 	defer s.wd.Stop()
-	var as [5]core // all in shard 0: flags is zero
+	var as [5]core
 	for i := range as {
 		require.True(t, s.join(&as[i]))
 	}
@@ -77,6 +79,7 @@ func TestTheLiveListKeepsItsIndexesAsActorsLeave(t *testing.T) {
 // A list grown by a burst of live actors gives its room back as they
 // leave.
 func TestTheLiveListShrinksAfterABurst(t *testing.T) {
+	onOneProcessor(t) // all join shard 0, the processor's
 	s := NewSystem()
 	defer s.wd.Stop()
 	as := make([]core, 1000)
@@ -91,4 +94,32 @@ func TestTheLiveListShrinksAfterABurst(t *testing.T) {
 	assert.Empty(t, sh.live)
 	assert.Less(t, cap(sh.live), grown/4)
 	assert.LessOrEqual(t, cap(sh.live), 128)
+}
+
+// An actor joins the live list of the processor its runner runs on, and
+// leaves the list it joined: its shard is the processor's from the join
+// on, whatever it was before.
+func TestAnActorJoinsItsRunnersProcessorsShard(t *testing.T) {
+	onOneProcessor(t)
+	s := NewSystem()
+	defer s.Shutdown(t.Context())
+	a := Spawn(s, 0)
+	a.core.setShard(nShards - 1) // as if it had last joined elsewhere
+	var shard uint8
+	var listed bool
+	_, err := Call(a, func(*Proc, int) (int, error) {
+		shard = a.core.shard()
+		sh := &s.shards[shard]
+		sh.mu.Lock()
+		listed = slices.Contains(sh.live, &a.core)
+		sh.mu.Unlock()
+		return 0, nil
+	}).Get()
+	require.NoError(t, err)
+	assert.Zero(t, shard, "the runner ran on processor 0")
+	assert.True(t, listed, "the running actor is in its shard's live list")
+	require.NoError(t, s.WaitIdle(t.Context()))
+	for i := range s.shards {
+		assert.Empty(t, s.shards[i].live, "an idle actor left the list it joined (shard %d)", i)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/internal/watchdog"
 )
 
@@ -88,7 +89,8 @@ type System struct {
 }
 
 // nShards spreads the live-actor lists so that actors starting and
-// stopping on different processors rarely share a lock.
+// stopping on different processors rarely share a lock: an actor joins
+// the list of its runner's processor (join), modulo nShards.
 const nShards = 16
 
 // shard is one list of live actors: those with work or suspended
@@ -404,9 +406,19 @@ func (s *System) goroutineDone() {
 	}
 }
 
-// join puts a in its shard's live list. It reports false, changing
-// nothing, if the system is shutting down. Called with a.mu held.
+// join puts a in the live list of the calling processor's shard, which
+// becomes a's shard until it next joins. It reports false if the system
+// is shutting down. Called with a.mu held.
+//
+// The processor's, not one fixed per actor: an idle actor joins when a
+// runner takes it and leaves when that runner lets it go, on the same
+// processor as a rule, so the shard's lock and list stay in that
+// processor's cache. With a shard chosen at random at Spawn, every
+// activation took a lock two processors shared: ring-100k, whose actors
+// each wake once a lap, took 2.06-3.11x phony's time, 1.80 with the
+// processor's shard and 1.68 with no list at all (a throwaway build).
 func (s *System) join(a *core) bool {
+	a.setShard(uint8(ready.Processor() % nShards))
 	sh := &s.shards[a.shard()]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
