@@ -8,6 +8,7 @@ import (
 
 	"github.com/crisprt/crisp/deadline"
 	"github.com/crisprt/crisp/internal/plumb"
+	"github.com/crisprt/crisp/internal/ready"
 	"github.com/crisprt/crisp/internal/runq"
 	"github.com/crisprt/crisp/internal/watchdog"
 	"github.com/crisprt/crisp/policy"
@@ -40,9 +41,10 @@ type core struct {
 	sys *System
 	cfg *actorConfig
 
-	// flags holds fActive, fHandling, fStopped, fNoReuse, fLive and fFIFO, and
-	// in its top byte the actor's shard of the system's live list (set as
-	// it joins the list).
+	// flags holds fActive, fHandling, fStopped, fNoReuse, fLive and fFIFO,
+	// and in its top byte two shards of the system (four bits each): the
+	// one whose list its parked runner waits in, chosen at Spawn, and the
+	// one whose live list it is in (or was last), set as it joins.
 	flags atomic.Uint32
 	// queued counts the entries of the policy's queue; guarded by mu.
 	queued int32
@@ -95,7 +97,9 @@ const (
 	vainCap   = 4  // the count's cap: a runner of the actor then lingers once in 16 times
 	vainBits  = vainMax << vainShift
 
-	shardShift = 24 // flags>>shardShift is the shard
+	shardShift = 24 // flags>>shardShift&shardMask is the parking shard
+	liveShift  = 28 // flags>>liveShift is the live shard
+	shardMask  = nShards - 1
 )
 
 // live reports whether the actor is in the system's live list.
@@ -111,17 +115,20 @@ func (a *core) setLive(on bool) {
 	}
 }
 
-// shard returns the actor's shard of the system's live list, and of
-// its parked runners (convo.go).
-func (a *core) shard() uint8 { return uint8(a.flags.Load() >> shardShift) }
+// shard returns the actor's shard of the system's lists of parked
+// runners (convo.go), fixed at Spawn.
+func (a *core) shard() uint8 { return uint8(a.flags.Load()>>shardShift) & shardMask }
 
-// setShard makes i the actor's shard. Only join calls it, while the
-// actor is not live: its runner is neither listed nor parked in the old
-// shard.
-func (a *core) setShard(i uint8) {
+// liveShard returns the shard whose live list the actor is in, or was in
+// last.
+func (a *core) liveShard() uint8 { return uint8(a.flags.Load() >> liveShift) }
+
+// setLiveShard makes i the actor's live shard. Only join calls it, with
+// a.mu held and the actor not live.
+func (a *core) setLiveShard(i uint8) {
 	for {
 		f := a.flags.Load()
-		if uint8(f>>shardShift) == i || a.flags.CompareAndSwap(f, f&^(0xff<<shardShift)|uint32(i)<<shardShift) {
+		if uint8(f>>liveShift) == i || a.flags.CompareAndSwap(f, f&^(shardMask<<liveShift)|uint32(i)<<liveShift) {
 			return
 		}
 	}
@@ -275,7 +282,12 @@ func (a *Actor[S]) init(sys *System, state S, opts []ActorOption, op string) {
 	a.sys = sys
 	a.cfg = configFor[S](opts)
 	a.bound = newBound(a.cfg)
-	a.wdKey.Store(noWatch) // the shard is set as the actor joins (System.join)
+	// A random shard for parking, not the next of a shared count: one
+	// atomic counter for every Spawn of the process took a cache line
+	// from processor to processor where actors spawn actors (fib). The
+	// live shard is set as the actor joins (System.join).
+	a.flags.Store((ready.Rand() % nShards) << shardShift)
+	a.wdKey.Store(noWatch)
 	if sys.closed.Load() {
 		a.flags.Or(fStopped)
 	}

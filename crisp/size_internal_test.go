@@ -104,11 +104,11 @@ func TestAnActorJoinsItsRunnersProcessorsShard(t *testing.T) {
 	s := NewSystem()
 	defer s.Shutdown(t.Context())
 	a := Spawn(s, 0)
-	a.core.setShard(nShards - 1) // as if it had last joined elsewhere
+	a.core.setLiveShard(nShards - 1) // as if it had last joined elsewhere
 	var shard uint8
 	var listed bool
 	_, err := Call(a, func(*Proc, int) (int, error) {
-		shard = a.core.shard()
+		shard = a.core.liveShard()
 		sh := &s.shards[shard]
 		sh.mu.Lock()
 		listed = slices.Contains(sh.live, &a.core)

@@ -90,8 +90,12 @@ type System struct {
 
 // nShards spreads the live-actor lists so that actors starting and
 // stopping on different processors rarely share a lock: an actor joins
-// the list of its runner's processor (join), modulo nShards.
+// the list of its runner's processor (join), modulo nShards. It is a
+// power of two, at most 16: an actor keeps two shard numbers in four
+// bits each (core.flags).
 const nShards = 16
+
+var _ [16 - nShards]struct{} // four bits hold a shard number (core.flags)
 
 // shard is one list of live actors: those with work or suspended
 // processes. Shutdown walks them.
@@ -407,19 +411,20 @@ func (s *System) goroutineDone() {
 }
 
 // join puts a in the live list of the calling processor's shard, which
-// becomes a's shard until it next joins. It reports false if the system
-// is shutting down. Called with a.mu held.
+// becomes a's live shard until it next joins. It reports false if the
+// system is shutting down. Called with a.mu held.
 //
 // The processor's, not one fixed per actor: an idle actor joins when a
 // runner takes it and leaves when that runner lets it go, on the same
 // processor as a rule, so the shard's lock and list stay in that
-// processor's cache. With a shard chosen at random at Spawn, every
-// activation took a lock two processors shared: ring-100k, whose actors
-// each wake once a lap, took 2.06-3.11x phony's time, 1.80 with the
-// processor's shard and 1.68 with no list at all (a throwaway build).
+// processor's cache. With the actor's shard, chosen at random at Spawn,
+// every activation took a lock two processors shared: ring-100k, whose
+// actors each wake once a lap, took 2.06-3.11x phony's time, 1.80 with
+// the processor's shard and 1.68 with no list at all (a throwaway
+// build).
 func (s *System) join(a *core) bool {
-	a.setShard(uint8(ready.Processor() % nShards))
-	sh := &s.shards[a.shard()]
+	a.setLiveShard(uint8(ready.Processor() % nShards))
+	sh := &s.shards[a.liveShard()]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.closed {
@@ -433,7 +438,7 @@ func (s *System) join(a *core) bool {
 // leave takes a out of its shard's live list, moving the last actor of
 // the list into its place. Called with a.mu held.
 func (s *System) leave(a *core) {
-	sh := &s.shards[a.shard()]
+	sh := &s.shards[a.liveShard()]
 	sh.mu.Lock()
 	if i, last := int(a.sidx), len(sh.live)-1; i <= last && sh.live[i] == a {
 		moved := sh.live[last]
