@@ -96,15 +96,16 @@ func TestTheLiveListShrinksAfterABurst(t *testing.T) {
 	assert.LessOrEqual(t, cap(sh.live), 128)
 }
 
-// An actor joins the live list of the processor its runner runs on, and
-// leaves the list it joined: its shard is the processor's from the join
-// on, whatever it was before.
+// An actor joins a live list of the processor its runner runs on, the
+// one its shard at Spawn picks, and leaves the list it joined: its live
+// shard is set at the join, whatever it was before.
 func TestAnActorJoinsItsRunnersProcessorsShard(t *testing.T) {
 	onOneProcessor(t)
 	s := NewSystem()
 	defer s.Shutdown(t.Context())
 	a := Spawn(s, 0)
-	a.core.setLiveShard(nShards - 1) // as if it had last joined elsewhere
+	a.core.flags.Store(3 << shardShift) // its shard at Spawn: 3
+	a.core.setLiveShard(nShards - 1)    // as if it had last joined elsewhere
 	var shard uint8
 	var listed bool
 	_, err := Call(a, func(*Proc, int) (int, error) {
@@ -116,10 +117,37 @@ func TestAnActorJoinsItsRunnersProcessorsShard(t *testing.T) {
 		return 0, nil
 	}).Get()
 	require.NoError(t, err)
-	assert.Zero(t, shard, "the runner ran on processor 0")
+	assert.Equal(t, uint8(3), shard, "one processor has every shard: the actor's own")
 	assert.True(t, listed, "the running actor is in its shard's live list")
 	require.NoError(t, s.WaitIdle(t.Context()))
 	for i := range s.shards {
 		assert.Empty(t, s.shards[i].live, "an idle actor left the list it joined (shard %d)", i)
+	}
+}
+
+// Each processor has its own live shards, nShards shared out among them
+// (one each past nShards processors, which then share), and an actor's
+// shard at Spawn picks one of its processor's.
+func TestEachProcessorHasItsOwnLiveShards(t *testing.T) {
+	assert.Equal(t, 16, liveSpread(1))
+	assert.Equal(t, 8, liveSpread(2))
+	assert.Equal(t, 5, liveSpread(3))
+	assert.Equal(t, 1, liveSpread(64))
+	for _, procs := range []int{1, 2, 3, 4, 16, 64} {
+		spread := liveSpread(procs)
+		owner := map[uint8]int{}
+		for proc := range procs {
+			seen := map[uint8]bool{}
+			for r := range uint8(nShards) {
+				i := liveShardOf(proc, r, spread)
+				require.Less(t, i, uint8(nShards))
+				seen[i] = true
+				if o, ok := owner[i]; ok && procs <= nShards {
+					require.Equal(t, proc, o, "%d processors: shard %d is processor %d's and %d's", procs, i, o, proc)
+				}
+				owner[i] = proc
+			}
+			assert.Len(t, seen, spread, "%d processors: processor %d's actors spread over its shards", procs, proc)
+		}
 	}
 }

@@ -81,6 +81,7 @@ type System struct {
 	waitCh  chan struct{} // closed and replaced on every notify
 
 	shards [nShards]shard
+	spread int // live shards per processor (liveShardOf)
 	procs  []procStack // Procs of ended runners, per processor (newProc)
 	ghost  *core       // the actor a kept Proc points to: none, of this system (keepProc)
 
@@ -90,7 +91,7 @@ type System struct {
 
 // nShards spreads the live-actor lists so that actors starting and
 // stopping on different processors rarely share a lock: an actor joins
-// the list of its runner's processor (join), modulo nShards. It is a
+// one of the lists of its runner's processor (join). It is a
 // power of two, at most 16: an actor keeps two shard numbers in four
 // bits each (core.flags).
 const nShards = 16
@@ -222,6 +223,7 @@ func NewSystem(opts ...Option) *System {
 	s.epoch = s.clk.Now()
 	s.realClock = reflect.TypeOf(s.clk) == realClockType
 	s.maxLinger = int32(runtime.GOMAXPROCS(0))
+	s.spread = liveSpread(runtime.GOMAXPROCS(0))
 	s.procs = newProcStacks()
 	s.ghost = &core{sys: s}
 	s.wd = watchdog.New(s.clk, watchdog.AfterBatch(s.notify), watchdog.Precision(s.precision))
@@ -410,20 +412,24 @@ func (s *System) goroutineDone() {
 	}
 }
 
-// join puts a in the live list of the calling processor's shard, which
-// becomes a's live shard until it next joins. It reports false if the
-// system is shutting down. Called with a.mu held.
+// join puts a in the live list of one of the calling processor's
+// shards (liveShardOf), which becomes a's live shard until it next
+// joins. It reports false if the system is shutting down. Called with
+// a.mu held.
 //
 // The processor's, not one fixed per actor: an idle actor joins when a
 // runner takes it and leaves when that runner lets it go, on the same
 // processor as a rule, so the shard's lock and list stay in that
 // processor's cache. With the actor's shard, chosen at random at Spawn,
-// every activation took a lock two processors shared: ring-100k, whose
+// every activation took a lock both processors wrote: ring-100k, whose
 // actors each wake once a lap, took 2.06-3.11x phony's time, 1.80 with
-// the processor's shard and 1.68 with no list at all (a throwaway
-// build).
+// one shard per processor and 1.68 with no list at all (throwaway
+// builds). One shard per processor put the few actors of a flood that
+// are live at once in one list, and throughput-4x100 went 1.74 ->
+// 1.90x protoactor's time: so a processor has several shards, and an
+// actor's shard at Spawn picks one of them.
 func (s *System) join(a *core) bool {
-	a.setLiveShard(uint8(ready.Processor() % nShards))
+	a.setLiveShard(liveShardOf(ready.Processor(), a.shard(), s.spread))
 	sh := &s.shards[a.liveShard()]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -433,6 +439,17 @@ func (s *System) join(a *core) bool {
 	a.sidx = int32(len(sh.live))
 	sh.live = append(sh.live, a)
 	return true
+}
+
+// liveSpread returns how many shards each of procs processors has for
+// its live lists: nShards shared out, at least one.
+func liveSpread(procs int) int { return nShards / min(max(procs, 1), nShards) }
+
+// liveShardOf returns the live shard of an actor whose shard at Spawn is
+// r, joining on processor proc: the processor's spread shards follow
+// one another, and r picks one of them.
+func liveShardOf(proc int, r uint8, spread int) uint8 {
+	return uint8((proc*spread + int(r)%spread) % nShards)
 }
 
 // leave takes a out of its shard's live list, moving the last actor of
