@@ -81,7 +81,7 @@ type System struct {
 	waitCh  chan struct{} // closed and replaced on every notify
 
 	shards [nShards]shard
-	spread int // live shards per processor (liveShardOf)
+	spread int         // live shards per processor (liveShardOf)
 	procs  []procStack // Procs of ended runners, per processor (newProc)
 	ghost  *core       // the actor a kept Proc points to: none, of this system (keepProc)
 
