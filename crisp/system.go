@@ -429,8 +429,9 @@ func (s *System) goroutineDone() {
 // 1.90x protoactor's time: so a processor has several shards, and an
 // actor's shard at Spawn picks one of them.
 func (s *System) join(a *core) bool {
-	a.setLiveShard(liveShardOf(ready.Processor(), a.shard(), s.spread))
-	sh := &s.shards[a.liveShard()]
+	i := liveShardOf(ready.Processor(), a.shard(), s.spread)
+	a.setLiveShard(i)
+	sh := &s.shards[i]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.closed {
