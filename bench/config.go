@@ -19,6 +19,7 @@ type config struct {
 	systems    []string // nil: all
 	workloads  []string // nil: all in the suite
 	cpuprofile string
+	trace      string
 	timeout    time.Duration
 	maxHeap    uint64
 	hogs       int  // goroutines that never yield, running beside every run
@@ -48,6 +49,7 @@ Flags:
 	fs.StringVar(&systems, "system", "", "comma-separated systems to run (default all): "+strings.Join(suite.Systems, ","))
 	fs.StringVar(&workloads, "workload", "", "comma-separated workloads to run (default all in the suite)")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs to this file (needs exactly one -system and one -workload)")
+	fs.StringVar(&c.trace, "trace", "", "write a runtime execution trace of the runs to this file (needs exactly one -system and one -workload); read it with go tool trace, e.g. -pprof=sched for where goroutines waited for a processor")
 	fs.DurationVar(&c.timeout, "timeout", 0, "limit on one run (default 20s for quick and short, 5m for all)")
 	fs.IntVar(&c.hogs, "hogs", 0, "goroutines that spin without ever yielding, beside the runs: CPU-bound neighbours (Go preempts them every 10ms)")
 	fs.BoolVar(&c.list, "list", false, "print the workloads the suite runs, one a line, and exit")
@@ -88,6 +90,9 @@ Flags:
 	}
 	if c.cpuprofile != "" && (len(c.systems) != 1 || len(c.workloads) != 1) {
 		return nil, errors.New("-cpuprofile needs exactly one -system and one -workload")
+	}
+	if c.trace != "" && (len(c.systems) != 1 || len(c.workloads) != 1) {
+		return nil, errors.New("-trace needs exactly one -system and one -workload")
 	}
 	return &c, nil
 }

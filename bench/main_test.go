@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +90,7 @@ func TestFlagsAreChecked(t *testing.T) {
 		{"-system", "akka"},
 		{"-workload", "nope"},
 		{"-cpuprofile", "x.prof"},
+		{"-trace", "x.trace"},
 		{"-reps", "0"},
 		{"-hogs", "-1"},
 		{"extra"},
@@ -95,6 +98,15 @@ func TestFlagsAreChecked(t *testing.T) {
 		err := run(context.Background(), args, io.Discard, io.Discard)
 		assert.Error(t, err, "%q", args)
 	}
+}
+
+func TestTraceIsWritten(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "runs.trace")
+	args := []string{"-suite", "short", "-workload", "pingpong", "-system", "crisp", "-reps", "1", "-trace", out}
+	require.NoError(t, run(context.Background(), args, io.Discard, io.Discard))
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(b, []byte("go 1.")), "not a runtime trace: %.20q", b)
 }
 
 func TestMedian(t *testing.T) {

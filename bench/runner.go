@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"time"
@@ -66,6 +67,17 @@ func runSuite(ctx context.Context, cfg *config, progress io.Writer) (*report, er
 			return nil, err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if cfg.trace != "" {
+		f, err := os.Create(cfg.trace)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return nil, err
+		}
+		defer trace.Stop()
 	}
 	// The hogs run through every run and the gaps between them (collections
 	// included), as a busy neighbour would; they end before the report.
