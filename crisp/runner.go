@@ -391,15 +391,18 @@ func (a *core) spawn(first *message) {
 
 // run is the body of every runner goroutine. first, if not nil, is a
 // message or continuation already taken for it to run. It alternates
-// schedule, which finds the next work under a.mu, and runOne, which runs
-// it without. Keeping them apart keeps schedule's large frame off the
-// stack while handlers run. The frames of run and runOne stay small:
-// they lie under every handler, a suspended process's goroutine must
-// fit, with the runtime's own frames for parking, in the smallest stack
-// (2 KiB, of which the runtime keeps about 900 bytes in reserve), and a
-// handler that sends or spawns must fit there too (see
+// schedule, which finds the next work under a.mu, and runOne's steps,
+// which run it without. Keeping them apart keeps schedule's large frame
+// off the stack while handlers run. The frames under a handler (run's,
+// invoke's) stay small: a suspended process's goroutine must fit, with
+// the runtime's own frames for parking, in the smallest stack (2 KiB, of
+// which the runtime keeps about 900 bytes in reserve), and a handler
+// that sends, spawns or awaits must fit there too (see
 // stack_internal_test.go). So the loop is here, not in a function of its
-// own: one frame fewer under every handler.
+// own, and runOne is written out in it (startOne and endOne return
+// before and are called after the handler): two frames fewer under
+// every handler: without runOne's 72 bytes there, a handler may send
+// and spawn 64 bytes deeper on that stack (stack_internal_test.go).
 func (a *core) run(first *message) {
 	ready.Done()
 	p := newProc(a)
@@ -417,7 +420,15 @@ func (a *core) run(first *message) {
 			p.batch++
 		}
 		p.answered = j.answered()
-		a.runOne(p, m, j)
+		// runOne, written out: one frame fewer under every handler.
+		if a.startOne(p, m) {
+			if m.ext != nil && m.ext.passesOn() {
+				a.invokeInheriting(p, j, m)
+			} else {
+				a.invoke(p, j)
+			}
+			a.endOne(p, m)
+		}
 		seen = a.between(n, m.checked(), seen, &last)
 		a.mu.Lock()
 		if m.keyed() {
@@ -618,9 +629,26 @@ func (a *core) dismissSpare() {
 // runOne runs m, just taken, on the calling goroutine, which holds the
 // actor: the start-time deadline check, then the handler. Entered and
 // left without a.mu; the caller then releases m's keys, if it has any.
+// A group's runner calls it; a single actor's runs its steps in its own
+// loop (see run).
 func (a *core) runOne(p *Proc, m *message, j job) {
-	if m.checked() && a.late(m) {
+	if !a.startOne(p, m) {
 		return // the caller releases its keys
+	}
+	if m.ext != nil && m.ext.passesOn() {
+		a.invokeInheriting(p, j, m)
+	} else {
+		a.invoke(p, j)
+	}
+	a.endOne(p, m)
+}
+
+// startOne is runOne up to the handler: the start-time deadline check,
+// which reports false if m is late (it does not run), then m's start,
+// which makes it p's message.
+func (a *core) startOne(p *Proc, m *message) bool {
+	if m.checked() && a.late(m) {
+		return false
 	}
 	if m.counted {
 		a.started(p, m)
@@ -636,11 +664,11 @@ func (a *core) runOne(p *Proc, m *message, j job) {
 	}
 	a.beginHandler()
 	p.m = m
-	if m.ext != nil && m.ext.passesOn() {
-		a.invokeInheriting(p, j, m)
-	} else {
-		a.invoke(p, j)
-	}
+	return true
+}
+
+// endOne is runOne after the handler.
+func (a *core) endOne(p *Proc, m *message) {
 	if a.bound != nil {
 		a.finished(p)
 	}

@@ -19,7 +19,8 @@ import (
 // crisp keeps a new runner goroutine's frames within the stack Go starts
 // a goroutine with: the //go:noinline marks on cold paths (runner.go:
 // enter, schedule, giveKeysBack, late, queueArrivals; coop.go: suspend,
-// resumed; group.go: scheduleGroup; queue.go: noQueue), makeQueue's place
+// resumed; group.go: scheduleGroup; queue.go: noQueue), runOne written
+// out in run, makeQueue's place
 // in queue.go and System.now's direct clock read. A runner that outgrows
 // that stack copies it, on every new actor's first message (ring-1k 30%
 // slower, threadring with deadlines 4x; see BENCHMARKS.md). A handler's
@@ -216,9 +217,11 @@ func growStack(n int) byte {
 // Tell a new one without its runner outgrowing its starting stack. It
 // is what the send path's tuning reaches (send.go: send's plain path and
 // queueNow; runner.go: the loop in run; actor.go: configFor's
-// lastConfig, panicNilActor); a bare handler could not Spawn without a
-// copy before it. On go1.26/amd64 the senders grow from 288 bytes on.
-const handlerMargin = 224
+// lastConfig, panicNilActor; runner.go: runOne written out in run); a
+// bare handler could not Spawn without a copy before it. On go1.26/amd64
+// the senders grow from 320 bytes on (from 256 while runOne's frame lay
+// under every handler).
+const handlerMargin = 288
 
 // A handler a few frames deep that Tells an idle actor, and Spawns an
 // actor and Tells it, must keep its runner's starting stack: every real
