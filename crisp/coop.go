@@ -85,17 +85,33 @@ func Await[T any](p *Proc, f *future.Future[T]) (T, error) {
 	if p.a.grp != nil { // a group's worker waits in place
 		return f.Get()
 	}
-	m, a := p.m, p.a
-	p.park(func(epoch uint32) {
-		// The process itself is the callback, not a closure naming this
-		// wait as AwaitWithin's: an Await's registration never outlives
-		// it (the future resolves before the process goes on), so any
-		// wake-up it gives is for the current wait.
-		if !plumb.OnResolveWaker(f, (*awaitWaker)(m)) {
-			a.resume(m, epoch, false)
-		}
-	})
+	p.awaitResolved(f)
 	return f.Get()
+}
+
+// awaitResolved is park for Await, written out: it registers the
+// process on f (a *future.Future, as plumb takes it) from its own frame,
+// not from a callback under suspend's. The registration allocates the
+// waiter's node, the deepest point of an Await, and a runner's stack
+// starts at 2 KiB: through park, suspend and a closure, a handler that
+// awaited three calls down outgrew it there (go test -bench ABSListing1:
+// copying stacks was 19% of the Await style's profile at N = 2,500).
+//
+// The process itself is the callback, not a closure naming this wait as
+// AwaitWithin's: an Await's registration never outlives it (the future
+// resolves before the process goes on), so any wake-up it gives is for
+// the current wait.
+func (p *Proc) awaitResolved(f any) {
+	m, a := p.m, p.a
+	epoch := p.suspendStart(false)
+	a.mu.Unlock()
+	if !plumb.OnResolveWaker(f, (*awaitWaker)(m)) {
+		a.resume(m, epoch, false)
+	}
+	a.mu.Lock()
+	p.suspendEnd()
+	p.waitSignal()
+	p.resumed()
 }
 
 // awaitWaker is the message of a process in Await, as its future's
@@ -328,6 +344,25 @@ func (p *Proc) park(arm func(epoch uint32)) {
 //
 //go:noinline
 func (p *Proc) suspend(arm func(epoch uint32)) {
+	epoch := p.suspendStart(arm == nil)
+	if arm != nil {
+		// Without a.mu: arm may resume the process at once (its future
+		// is resolved already), which takes the lock; the process is then
+		// queued as ready, and the runner passOn finds will hand the
+		// actor back.
+		p.a.mu.Unlock()
+		arm(epoch)
+		p.a.mu.Lock()
+	}
+	p.suspendEnd()
+}
+
+// suspendStart is suspend up to the arming: it records the suspension
+// (ready at once if ready) and returns its number, with a.mu held; or,
+// if the actor has stopped, ends the goroutine (endStopped).
+//
+//go:noinline
+func (p *Proc) suspendStart(ready bool) uint32 {
 	a := p.a
 	if p.m.obs != 0 {
 		a.observeSuspend(p.m)
@@ -343,18 +378,14 @@ func (p *Proc) suspend(arm func(epoch uint32)) {
 	if a.stopped() {
 		p.endStopped()
 	}
-	epoch := p.register(arm == nil)
-	if arm != nil {
-		// Without a.mu: arm may resume the process at once (its future
-		// is resolved already), which takes the lock; the process is then
-		// queued as ready, and the runner passOn finds will hand the
-		// actor back.
-		a.mu.Unlock()
-		arm(epoch)
-		a.mu.Lock()
-	}
-	a.passOn()
-	a.unlock()
+	return p.register(ready)
+}
+
+// suspendEnd is suspend after the arming: it gives the actor up (passOn)
+// and releases a.mu.
+func (p *Proc) suspendEnd() {
+	p.a.passOn()
+	p.a.unlock()
 }
 
 // endStopped ends the process whose actor stopped while its handler

@@ -14,13 +14,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/crisprt/crisp/future"
 )
 
 // crisp keeps a new runner goroutine's frames within the stack Go starts
 // a goroutine with: the //go:noinline marks on cold paths (runner.go:
 // enter, schedule, giveKeysBack, late, queueArrivals; coop.go: suspend,
-// resumed; group.go: scheduleGroup; queue.go: noQueue), runOne written
-// out in run, makeQueue's place
+// suspendStart, resumed; group.go: scheduleGroup; queue.go: noQueue),
+// runOne written out in run and Await's registration from its own
+// frame (coop.go: awaitResolved), makeQueue's place
 // in queue.go and System.now's direct clock read. A runner that outgrows
 // that stack copies it, on every new actor's first message (ring-1k 30%
 // slower, threadring with deadlines 4x; see BENCHMARKS.md). A handler's
@@ -280,6 +283,60 @@ func TestAHandlerDeepInItsStackTellsAndSpawnsOnItsStartingStack(t *testing.T) {
 	// would put the mean a sixth of the way from plain to grown.
 	assert.Less(t, runners, plain+(grown-plain)/6,
 		"runners outgrew their %d-byte starting stack handling a Tell that sends %d bytes deep: trim the frames on the send path (see the comment at the top of stack_internal_test.go)", tunedStack, handlerMargin)
+}
+
+// awaitMargin is how many bytes of its own frames a handler may have
+// above a bare handler's, and still Await on its runner's starting
+// stack: the registration on the future (the waiter's node, allocated)
+// is the deepest point. It is what Await's tuning reaches (coop.go:
+// awaitResolved; runner.go: runOne written out in run). Through park,
+// suspend and a closure, and with runOne's frame under every handler,
+// processes grew from 64 bytes on; on go1.26/amd64 they now grow from
+// 256 bytes on. ABS Listing 1's recursion (coop_test.go: recursiveM, 80
+// bytes a level) still grows at its fourth level.
+const awaitMargin = 192
+
+// A handler a few frames deep that Awaits a future not yet resolved must
+// suspend on its runner's starting stack: a suspended process keeps the
+// stack it had, and a copy costs most where processes are many (ABS
+// Listing 1 at N = 2,500: 19% of the Await style's profile).
+func TestAHandlerDeepInItsStackAwaitsOnItsStartingStack(t *testing.T) {
+	if !measuringStacks(t) {
+		return
+	}
+	const n = 2000
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // as in the tests above
+	pr := future.NewPromise[int](nil)
+	var moved, shallow, failed atomic.Int64
+	var left sync.WaitGroup
+	left.Add(n)
+	await := func(p *Proc) {
+		here := stackAddr()
+		if _, err := Await(p, pr.Future()); err != nil {
+			failed.Add(1)
+		}
+		if stackAddr() != here {
+			moved.Add(1)
+		}
+	}
+	a := Spawn(sys, 0)
+	for range n {
+		Tell(a, func(p *Proc, _ int) {
+			if deeper(stackAddr(), awaitMargin, func() { await(p) }) < awaitMargin {
+				shallow.Add(1)
+			}
+			left.Done()
+		})
+	}
+	require.NoError(t, sys.WaitIdle(context.Background())) // every process suspended
+	pr.Resolve(1, nil)
+	left.Wait()
+	t.Logf("%d of %d processes awaiting %d bytes deep outgrew their starting stack", moved.Load(), n, awaitMargin)
+	require.Zero(t, failed.Load(), "Awaits failed")
+	require.Zero(t, shallow.Load(), "the handlers did not reach %d bytes deep", awaitMargin)
+	assert.Less(t, moved.Load(), int64(n/4), "processes awaiting %d bytes deep outgrew their %d-byte starting stack: trim the frames on Await's path (see the comment at the top of stack_internal_test.go)", awaitMargin, tunedStack)
 }
 
 // stackAddr returns the address of a local of its own frame: called
