@@ -93,9 +93,11 @@ func Await[T any](p *Proc, f *future.Future[T]) (T, error) {
 // process on f (a *future.Future, as plumb takes it) from its own frame,
 // not from a callback under suspend's. The registration allocates the
 // waiter's node, the deepest point of an Await, and a runner's stack
-// starts at 2 KiB: through park, suspend and a closure, a handler that
-// awaited three calls down outgrew it there (go test -bench ABSListing1:
-// copying stacks was 19% of the Await style's profile at N = 2,500).
+// starts at 2 KiB: through park, suspend and a closure, a process whose
+// handler's own frames took more than 64 bytes outgrew it there (go test
+// -bench ABSListing1: copying stacks was 19% of the Await style's
+// profile at N = 2,500); from here, more than 192 (see
+// stack_internal_test.go).
 //
 // The process itself is the callback, not a closure naming this wait as
 // AwaitWithin's: an Await's registration never outlives it (the future

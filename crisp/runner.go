@@ -399,10 +399,10 @@ func (a *core) spawn(first *message) {
 // which the runtime keeps about 900 bytes in reserve), and a handler
 // that sends, spawns or awaits must fit there too (see
 // stack_internal_test.go). So the loop is here, not in a function of its
-// own, and runOne is written out in it (startOne and endOne return
-// before and are called after the handler): two frames fewer under
-// every handler: without runOne's 72 bytes there, a handler may send
-// and spawn 64 bytes deeper on that stack (stack_internal_test.go).
+// own, and runOne is written out in it: startOne returns before the
+// handler starts and endOne is called after it, so that only run's and
+// invoke's frames lie under the handler. Without runOne's 72 bytes
+// there, a handler may send and spawn 64 bytes deeper on that stack.
 func (a *core) run(first *message) {
 	ready.Done()
 	p := newProc(a)
