@@ -100,13 +100,18 @@ func TestFlagsAreChecked(t *testing.T) {
 	}
 }
 
-func TestTraceIsWritten(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "runs.trace")
-	args := []string{"-suite", "short", "-workload", "pingpong", "-system", "crisp", "-reps", "1", "-trace", out}
-	require.NoError(t, run(context.Background(), args, io.Discard, io.Discard))
-	b, err := os.ReadFile(out)
-	require.NoError(t, err)
-	assert.True(t, bytes.HasPrefix(b, []byte("go 1.")), "not a runtime trace: %.20q", b)
+func TestProfileAndTraceAreWritten(t *testing.T) {
+	for flag, magic := range map[string]string{
+		"-trace":      "go 1.",    // a runtime execution trace's header
+		"-cpuprofile": "\x1f\x8b", // a pprof profile: gzip
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		args := []string{"-suite", "short", "-workload", "pingpong", "-system", "crisp", "-reps", "1", flag, out}
+		require.NoError(t, run(context.Background(), args, io.Discard, io.Discard), flag)
+		b, err := os.ReadFile(out)
+		require.NoError(t, err, flag)
+		assert.True(t, bytes.HasPrefix(b, []byte(magic)), "%s wrote %.20q", flag, b)
+	}
 }
 
 func TestMedian(t *testing.T) {

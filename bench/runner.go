@@ -57,28 +57,16 @@ func runSuite(ctx context.Context, cfg *config, progress io.Writer) (*report, er
 	if len(rep.Rows) == 0 {
 		return nil, errors.New("no workload and system selected")
 	}
-	if cfg.cpuprofile != "" {
-		f, err := os.Create(cfg.cpuprofile)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := record(cfg.cpuprofile, pprof.StartCPUProfile, pprof.StopCPUProfile)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.trace != "" {
-		f, err := os.Create(cfg.trace)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if err := trace.Start(f); err != nil {
-			return nil, err
-		}
-		defer trace.Stop()
+	defer stopProfile()
+	stopTrace, err := record(cfg.trace, trace.Start, trace.Stop)
+	if err != nil {
+		return nil, err
 	}
+	defer stopTrace()
 	// The hogs run through every run and the gaps between them (collections
 	// included), as a busy neighbour would; they end before the report.
 	h := hogs.Start(cfg.hogs)
@@ -299,4 +287,25 @@ func (s *sampler) stop() (peak uint64, over bool) {
 	close(s.stopc)
 	<-s.done
 	return s.peak - s.base, s.over
+}
+
+// record creates path and starts writing a profile or trace to it; the
+// function it returns stops and closes it. An empty path records
+// nothing.
+func record(path string, start func(io.Writer) error, stop func()) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		stop()
+		f.Close()
+	}, nil
 }
