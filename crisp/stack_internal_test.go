@@ -285,6 +285,19 @@ func TestAHandlerDeepInItsStackTellsAndSpawnsOnItsStartingStack(t *testing.T) {
 		"runners outgrew their %d-byte starting stack handling a Tell that sends %d bytes deep: trim the frames on the send path (see the comment at the top of stack_internal_test.go)", tunedStack, handlerMargin)
 }
 
+// stackSystem returns a system for a test of stacks, shut down after
+// the test, with the collector off until then: its assists and sweeps
+// run deep inside mallocgc (see the test above).
+func stackSystem(t *testing.T) *System {
+	sys := NewSystem()
+	gc := debug.SetGCPercent(-1)
+	t.Cleanup(func() {
+		debug.SetGCPercent(gc)
+		require.NoError(t, sys.Shutdown(context.Background()))
+	})
+	return sys
+}
+
 // awaitMargin is how many bytes of its own frames a handler may have
 // above a bare handler's, and still Await on its runner's starting
 // stack: the registration on the future (the waiter's node, allocated)
@@ -292,8 +305,10 @@ func TestAHandlerDeepInItsStackTellsAndSpawnsOnItsStartingStack(t *testing.T) {
 // awaitResolved; runner.go: runOne written out in run). Through park,
 // suspend and a closure, and with runOne's frame under every handler,
 // processes grew from 64 bytes on; on go1.26/amd64 they now grow from
-// 256 bytes on. ABS Listing 1's recursion (coop_test.go: recursiveM, 80
-// bytes a level) still grows at its fourth level.
+// 256 bytes on. A Call handler recursing in 80-byte frames, as ABS
+// Listing 1's recursiveM does (coop_test.go), awaits on the starting
+// stack three levels down and outgrows it four levels down (a throwaway
+// measure, BENCHMARKS.md, twenty-third session); recursiveM goes five.
 const awaitMargin = 192
 
 // A handler a few frames deep that Awaits a future not yet resolved must
@@ -305,9 +320,7 @@ func TestAHandlerDeepInItsStackAwaitsOnItsStartingStack(t *testing.T) {
 		return
 	}
 	const n = 2000
-	sys := NewSystem()
-	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // as in the tests above
+	sys := stackSystem(t)
 	pr := future.NewPromise[int](nil)
 	var moved, shallow, failed atomic.Int64
 	var left sync.WaitGroup
@@ -387,9 +400,7 @@ func TestAResolvingRunnerKeepsItsStartingStack(t *testing.T) {
 		return
 	}
 	const n = 2000
-	sys := NewSystem()
-	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // as in the test above
+	sys := stackSystem(t)
 	var movedProcess, movedRunner atomic.Int64
 	var left sync.WaitGroup
 	left.Add(n)
