@@ -4,7 +4,8 @@
 // it, one at a time, in the order its policy chooses: earliest deadline
 // first unless [WithPolicy] says otherwise. [Call] sends a handler and
 // returns a [future.Future] of its result; [Tell] sends one without a
-// future. A message may carry an absolute start deadline ([Within],
+// future; [Ask] and [AskWithin] send one and wait for its result, for a
+// caller with nothing else to do meanwhile. A message may carry an absolute start deadline ([Within],
 // [By], or a context's deadline through [Context]). A message that has
 // not started when the clock reaches its deadline never runs: its future
 // fails with a [*deadline.MissedError], at the deadline, even if the

@@ -112,7 +112,11 @@ type shard struct {
 	closed bool
 	_      [24]byte // keep shards on separate cache lines
 	park   parkList // the shard's actors whose runners are parked (convo.go)
-	_      [40]byte
+	// asks keeps Ask messages their holders have let go, for later Asks
+	// to the shard's actors (ask.go). Two, not one: an asker's next Ask
+	// often comes before the runner has let go of its last.
+	asks [2]atomic.Pointer[message]
+	_    [24]byte
 }
 
 // Option configures a System at NewSystem. Like ActorOption and
