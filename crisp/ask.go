@@ -3,6 +3,7 @@ package crisp
 import (
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/plumb"
@@ -31,9 +32,7 @@ import (
 func Ask[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOption) (T, error) {
 	c := newAsk(to, fn, "Ask")
 	c.send(opts)
-	v, err := c.pr.Future().Get()
-	c.release()
-	return v, err
+	return c.answer(plumb.Wait(c.pr.Future(), &c.spare))
 }
 
 // AskWithin is Ask with a bound on the wait: Call(to, fn,
@@ -50,13 +49,24 @@ func AskWithin[S, T any](to Ref[S], d time.Duration, fn func(p *Proc, s S) (T, e
 		return zero, future.ErrTimeout // c is the caller's alone: the collector's
 	}
 	c.send(opts)
-	v, err := c.pr.Future().GetWithin(d)
+	return c.answer(plumb.WaitWithin(c.pr.Future(), d, &c.spare))
+}
+
+// answer reads the answer once the asker's wait is over (werr: its
+// error in place of the result, or nil if the future is resolved), and
+// lets go.
+func (c *askCall[S, T]) answer(werr error) (v T, err error) {
+	if werr == nil {
+		v, err = c.pr.Future().Get() // resolved: returns at once
+	} else {
+		err = werr
+	}
 	c.release()
 	return v, err
 }
 
 // askCall is the message of an Ask: a Call whose future only the asking
-// goroutine sees. It has two holders, the asker until it has read the
+// goroutine sees (160 bytes, a Call's 144 and its count and spare). It has two holders, the asker until it has read the
 // result and the runner until it has finished with the message (recycle);
 // the last to let go (release) clears it and keeps it in its actor's
 // shard (shard.asks) for a later Ask of the same types to an actor of
@@ -67,6 +77,12 @@ func AskWithin[S, T any](to Ref[S], d time.Duration, fn func(p *Proc, s S) (T, e
 type askCall[S, T any] struct {
 	call[S, T]
 	refs atomic.Int32 // holders left
+	// spare is the record of the asker's parked wait (plumb.Wait), kept
+	// with the message: a later Ask that reuses the message, and parks,
+	// parks on it. The message is reused only once its runner has
+	// resolved its future, so no resolution of an earlier wait can reach
+	// it.
+	spare unsafe.Pointer
 }
 
 // newAsk returns a cleared askCall for a, reused if a's shard has one of
@@ -127,7 +143,7 @@ func (c *askCall[S, T]) release() {
 		return
 	}
 	a := &c.a.core
-	c.message = message{job: c} // the job stays: it tells the message's types (newAsk)
+	c.message = message{job: c} // the job stays: it tells the message's types (newAsk); spare stays too
 	c.a, c.fn = nil, nil
 	c.pr = future.Promise[T]{}
 	a.sys.shards[a.shard()].putAsk(&c.message)

@@ -91,3 +91,41 @@ func TestAnAskIsKeptOnlyOnceItsMessageRanAndItsAnswerWasRead(t *testing.T) {
 		assert.Empty(t, kept(&c.core), "suspended: a resumed process's message is the collector's")
 	})
 }
+
+// An asker that parks keeps its wait's record with the message, and a
+// later Ask that reuses the message and parks, Ask or AskWithin, parks
+// on it: a parked synchronous request allocates nothing of its own.
+func TestAParkedAskKeepsItsWaitersRecordForTheNext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := NewSystem()
+		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+		a := Spawn(sys, 0)
+		parked := func(ask func() (int, error)) {
+			t.Helper()
+			release := make(chan struct{})
+			Tell(a, func(*Proc, int) { <-release })
+			done := make(chan int)
+			go func() {
+				v, err := ask()
+				assert.NoError(t, err)
+				done <- v
+			}()
+			synctest.Wait() // the asker has parked: the actor is held
+			close(release)
+			assert.Equal(t, 5, <-done)
+			synctest.Wait()
+		}
+		parked(func() (int, error) { return Ask(a, answer(5)) })
+		ks := kept(&a.core)
+		require.Len(t, ks, 1)
+		c := ks[0].job.(*askCall[int, int])
+		spare := c.spare
+		require.NotNil(t, spare, "the parked wait's record is kept with the message")
+
+		parked(func() (int, error) { return AskWithin(a, time.Hour, answer(5)) })
+		require.Equal(t, []*message{&c.message}, kept(&a.core), "the message reused")
+		assert.Equal(t, spare, c.spare, "the timed wait parked on the record the first left")
+		parked(func() (int, error) { return Ask(a, answer(5)) })
+		assert.Equal(t, spare, c.spare, "and so did the next untimed one")
+	})
+}

@@ -48,6 +48,7 @@ func TestAQueuedCallFitsIn144Bytes(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(future.Future[int]{}), uintptr(24), "Future[int]: the state, one word for the source or the error, the value")
 	assert.LessOrEqual(t, unsafe.Sizeof(policy.Item{}), uintptr(96), "policy.Item")
 	assert.LessOrEqual(t, sizeClass(unsafe.Sizeof(tell[*int]{})), uintptr(112), "tell[*int]")
+	assert.LessOrEqual(t, sizeClass(unsafe.Sizeof(askCall[*int, int]{})), uintptr(160), "askCall[*int, int]: a call, its count and its spare")
 }
 
 // The live list is a slice with each actor's index in it: an actor

@@ -63,7 +63,7 @@ func keptForTheNext(t *testing.T) bool {
 	alarms = sync.Pool{}
 	w := newWaiter()
 	w.Wake() // resolved before it waits
-	if !w.waitTimed(time.Hour) {
+	if !w.waitTimed(time.Hour, nil) {
 		t.Fatal("a woken wait reported a timeout")
 	}
 	al := keptAlarm()
@@ -76,7 +76,7 @@ func keptForTheNext(t *testing.T) bool {
 	alarms.Put(al)
 
 	w2 := newWaiter()
-	if w2.waitTimed(time.Millisecond) {
+	if w2.waitTimed(time.Millisecond, nil) {
 		t.Fatal("a wait nobody woke reported the resolution")
 	}
 	got := keptAlarm()
@@ -100,7 +100,7 @@ func TestATimedWaitInABubbleKeepsNoAlarm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWaiter()
 		start := time.Now()
-		if w.waitTimed(time.Hour) {
+		if w.waitTimed(time.Hour, nil) {
 			t.Fatal("a wait nobody woke reported the resolution")
 		}
 		if d := time.Since(start); d != time.Hour {
@@ -108,7 +108,7 @@ func TestATimedWaitInABubbleKeepsNoAlarm(t *testing.T) {
 		}
 		w2 := newWaiter()
 		w2.Wake()
-		w2.waitTimed(time.Hour)
+		w2.waitTimed(time.Hour, nil)
 	})
 	// The pool holds the alarm made outside, and nothing else (under the
 	// race detector its Put may have dropped even that one).
@@ -140,7 +140,7 @@ func TestAnAlarmThatMayStillRingIsNotKept(t *testing.T) {
 	defer ringHook.Store(nil)
 	w := newWaiter()
 	woken := make(chan bool)
-	go func() { woken <- w.waitTimed(time.Microsecond) }()
+	go func() { woken <- w.waitTimed(time.Microsecond, nil) }()
 	<-rang // the timer has fired; its callback waits before looking at w
 	w.Wake()
 	if !<-woken {

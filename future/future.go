@@ -55,6 +55,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/benbjohnson/clock"
 
@@ -69,6 +70,8 @@ type (
 	observed interface {
 		source() plumb.Source
 		onResolve(w plumb.Waker) bool
+		wait(spare *unsafe.Pointer) error
+		waitWithin(d time.Duration, spare *unsafe.Pointer) error
 	}
 )
 
@@ -77,6 +80,10 @@ func init() {
 	plumb.SourceOf = func(f any) plumb.Source { return f.(observed).source() }
 	plumb.OnResolve = func(f any, fn func()) bool { return f.(observed).onResolve(funcWaker(fn)) }
 	plumb.OnResolveWaker = func(f any, w plumb.Waker) bool { return f.(observed).onResolve(w) }
+	plumb.Wait = func(f any, spare *unsafe.Pointer) error { return f.(observed).wait(spare) }
+	plumb.WaitWithin = func(f any, d time.Duration, spare *unsafe.Pointer) error {
+		return f.(observed).waitWithin(d, spare)
+	}
 }
 
 // ErrTimeout is returned by GetWithin when the future is still unresolved
@@ -327,25 +334,47 @@ func checkWait(src any) error {
 // result. If it has not arrived by then it returns ErrTimeout and leaves
 // the future as it was. A d of zero or less only checks.
 func (f *Future[T]) GetWithin(d time.Duration) (T, error) {
-	if f.w.Load() == resolved || (d > 0 && f.spin()) {
-		return f.val, f.failed()
+	if f.w.Load() != resolved {
+		if err := f.waitWithin(d, nil); err != nil {
+			var zero T
+			return zero, err
+		}
 	}
-	var zero T
+	return f.val, f.failed()
+}
+
+// waitWithin is GetWithin but for reading the result: it returns nil
+// once the future is resolved, or the error GetWithin returns instead of
+// the result (ErrTimeout, or the source's refusal).
+//
+// spare, if not nil, is a record of a parked wait kept between waits
+// (plumb.WaitWithin): a wait on the real clock that parks uses the
+// waiter *spare holds, if any, rather than a new one, and one that the
+// resolution ends leaves in *spare a waiter that nothing else will
+// touch. The caller must be the only goroutine that waits on the
+// futures it passes a spare for, and must pass it only once the
+// future of its last wait has been resolved and done waking its
+// waiters: crisp's Ask, whose message (and future) a later Ask reuses
+// only after its runner has finished resolving it.
+func (f *Future[T]) waitWithin(d time.Duration, spare *unsafe.Pointer) error {
+	if f.w.Load() == resolved || (d > 0 && f.spin()) {
+		return nil
+	}
 	if d <= 0 {
-		return zero, ErrTimeout
+		return ErrTimeout
 	}
 	src := f.src()
 	if err := checkWait(src); err != nil {
-		return zero, err
+		return err
 	}
 	defer endWait(src)
 	clk := clockOf(src)
 	if reflect.TypeOf(clk) == realClockType {
-		w := f.timedWaiter()
-		if w == nil || w.waitTimed(d) || f.Ready() { // Ready: resolved at the very instant of the timeout
-			return f.val, f.failed()
+		w := f.timedWaiter(spare)
+		if w == nil || w.waitTimed(d, spare) || f.Ready() { // Ready: resolved at the very instant of the timeout
+			return nil
 		}
-		return zero, ErrTimeout
+		return ErrTimeout
 	}
 	// Another clock (a mock, a virtual one): its Timer, on which tests
 	// may hook to know that the wait has begun (see the examples).
@@ -355,14 +384,37 @@ func (f *Future[T]) GetWithin(d time.Duration) (T, error) {
 	case <-n.ch():
 		n.leave(counted, true)
 		t.Stop()
-		return f.val, f.failed()
+		return nil
 	case <-t.C:
 		n.leave(counted, false)
 		if f.Ready() { // resolved at the very instant of the timeout
-			return f.val, f.failed()
+			return nil
 		}
-		return zero, ErrTimeout
+		return ErrTimeout
 	}
+}
+
+// wait is Get but for reading the result, with a spare as waitWithin
+// has one: a wait that parks does so on a timedWaiter with no timer
+// (its Wake is the resolution's), taken from *spare if it holds one,
+// and leaves it there once woken.
+func (f *Future[T]) wait(spare *unsafe.Pointer) error {
+	if f.w.Load() == resolved || f.spin() {
+		return nil
+	}
+	src := f.src()
+	if err := checkWait(src); err != nil {
+		return err
+	}
+	defer endWait(src)
+	if w := f.timedWaiter(spare); w != nil {
+		w.spot.Wait()
+		ready.Done()
+		if spare != nil {
+			*spare = unsafe.Pointer(w)
+		}
+	}
+	return nil
 }
 
 // GetContext waits for the result or for ctx to end, whichever is first;

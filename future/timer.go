@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/crisprt/crisp/internal/park"
 	"github.com/crisprt/crisp/internal/ready"
@@ -68,8 +69,10 @@ func (w *timedWaiter) expire() {
 
 // timedWaiter lists a waiter for a goroutine about to block in
 // GetWithin, taking over a node a timed-out wait has left if there is
-// one; or returns nil once the future is resolved.
-func (f *Future[T]) timedWaiter() *timedWaiter {
+// one, else using the one *spare holds if spare is not nil and it holds
+// one (see waitWithin), else a new one; or returns nil once the future
+// is resolved.
+func (f *Future[T]) timedWaiter(spare *unsafe.Pointer) *timedWaiter {
 	var w *timedWaiter
 	for {
 		h := f.w.Load()
@@ -90,8 +93,15 @@ func (f *Future[T]) timedWaiter() *timedWaiter {
 			}
 		}
 		if w == nil {
-			w = &timedWaiter{}
-			w.n.w = w
+			if spare != nil && *spare != nil {
+				w = (*timedWaiter)(*spare)
+				*spare = nil
+				w.n.parked.Store(0)
+				w.state.Store(twWaiting)
+			} else {
+				w = &timedWaiter{}
+				w.n.w = w
+			}
 			w.spot.Expect()
 		}
 		w.n.next = h
@@ -124,13 +134,20 @@ func (f *Future[T]) takeOver(o *timedWaiter) (took, done bool) {
 }
 
 // waitTimed blocks on w for at most d of real time, and reports whether
-// the resolution ended the wait.
-func (w *timedWaiter) waitTimed(d time.Duration) bool {
+// the resolution ended the wait. If spare is not nil and nothing can
+// touch w any more (the resolution ended the wait, and the timer was
+// stopped before its callback could load w), it sets *spare to w.
+func (w *timedWaiter) waitTimed(d time.Duration, spare *unsafe.Pointer) bool {
 	al, reuse := setAlarm(w, d)
 	w.spot.Wait()
 	if w.state.Load() == twWoken {
-		if al.t.Stop() && reuse {
-			alarms.Put(al) // its callback will not run
+		if al.t.Stop() { // its callback will not run
+			if reuse {
+				alarms.Put(al)
+			}
+			if spare != nil {
+				*spare = unsafe.Pointer(w)
+			}
 		}
 		ready.Done()
 		return true

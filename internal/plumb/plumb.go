@@ -16,6 +16,7 @@
 package plumb
 
 import (
+	"time"
 	"unsafe"
 
 	"github.com/benbjohnson/clock"
@@ -65,6 +66,16 @@ var (
 	// would: crisp's suspended processes and continuations register
 	// themselves.
 	OnResolveWaker func(future any, w Waker) bool
+	// Wait and WaitWithin wait for future (a *future.Future[T]) as its
+	// Get and GetWithin(d) do, and return nil once it is resolved (read
+	// it then), or the error Get or GetWithin returns instead of the
+	// result. *spare holds a record a parked wait needs, or nil: a wait
+	// that parks uses it rather than allocate one, and leaves in *spare
+	// one that a later wait may use. For a caller that alone waits on
+	// the futures it waits on, each resolved and done waking its waiters
+	// before the next wait with the same spare (crisp's Ask).
+	Wait       func(future any, spare *unsafe.Pointer) error
+	WaitWithin func(future any, d time.Duration, spare *unsafe.Pointer) error
 )
 
 // Waker is a callback of OnResolveWaker.
