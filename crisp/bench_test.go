@@ -112,6 +112,28 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 		}
 	})
+	// The same request as the two above, with AskWithin: its message
+	// and its parked wait's record are reused.
+	b.Run("crisp ask within", func(b *testing.B) {
+		a := crisp.Spawn(benchSystem(b), &counter{})
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := crisp.AskWithin(a, time.Second, incr); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("crisp ask within, parked", func(b *testing.B) {
+		a := crisp.Spawn(benchSystem(b), &counter{})
+		defer ready.SetBusy(false)
+		b.ReportAllocs()
+		for b.Loop() {
+			ready.SetBusy(true)
+			if _, err := crisp.AskWithin(a, time.Second, incr); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkOneWay: four senders, one receiver, fire and forget. ns/op is

@@ -39,7 +39,8 @@ func (c Config) PingPong(ctx context.Context, t workload.Timer, p workload.PingP
 	return r, err
 }
 
-// RequestReply: Call and a timed Get from a plain goroutine.
+// RequestReply: AskWithin (Call and a timed Get in one, its message
+// reused) from a plain goroutine.
 func (c Config) RequestReply(ctx context.Context, t workload.Timer, p workload.RequestReply) (r workload.Result, err error) {
 	sys := crisp.NewSystem()
 	defer shutdown(sys, &err)
@@ -50,7 +51,7 @@ func (c Config) RequestReply(ctx context.Context, t workload.Timer, p workload.R
 		if workload.Cancelled(ctx, n) {
 			return r, ctx.Err()
 		}
-		v, err := crisp.Call(server, func(*crisp.Proc, struct{}) (int, error) { return n + 1, nil }, o...).GetWithin(p.Timeout)
+		v, err := crisp.AskWithin(server, p.Timeout, func(*crisp.Proc, struct{}) (int, error) { return n + 1, nil }, o...)
 		if err != nil {
 			return r, err
 		}
