@@ -106,3 +106,28 @@ func ExampleCost() {
 	close(release)
 	// Output: missed: had to start by 6s
 }
+
+// Ask sends a handler and waits for its result, for a caller with
+// nothing to do meanwhile; AskWithin bounds the wait. A loop of them
+// allocates only what the handlers capture: the message is reused.
+func ExampleAsk() {
+	sys := crisp.NewSystem()
+	defer sys.Shutdown(context.Background())
+	acct := crisp.Spawn(sys, &Account{})
+
+	for _, amount := range []int{50, 25} {
+		balance, err := crisp.AskWithin(acct, time.Second, func(_ *crisp.Proc, a *Account) (int, error) {
+			a.Balance += amount
+			return a.Balance, nil
+		})
+		fmt.Println(balance, err)
+	}
+	_, err := crisp.Ask(acct, func(*crisp.Proc, *Account) (int, error) {
+		return 0, errors.New("account frozen")
+	})
+	fmt.Println(err)
+	// Output:
+	// 50 <nil>
+	// 75 <nil>
+	// account frozen
+}
