@@ -30,7 +30,7 @@ import (
 // (Within, By) or a context (Context) to bound when it may start, or
 // use AskWithin to bound the wait. It panics if to or fn is nil.
 func Ask[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOption) (T, error) {
-	c := newAsk(to, fn, "Ask")
+	c := newAsk(askee(to, fn, "Ask"), fn)
 	c.send(opts)
 	return c.answer(plumb.Wait(c.pr.Future(), &c.spare))
 }
@@ -43,11 +43,12 @@ func Ask[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), opts ...SendOpti
 // then going unread. A d of zero or less returns future.ErrTimeout at
 // once, without sending. It panics if to or fn is nil.
 func AskWithin[S, T any](to Ref[S], d time.Duration, fn func(p *Proc, s S) (T, error), opts ...SendOption) (T, error) {
-	c := newAsk(to, fn, "AskWithin")
+	a := askee(to, fn, "AskWithin")
 	if d <= 0 {
 		var zero T
-		return zero, future.ErrTimeout // c is the caller's alone: the collector's
+		return zero, future.ErrTimeout
 	}
+	c := newAsk(a, fn)
 	c.send(opts)
 	return c.answer(plumb.WaitWithin(c.pr.Future(), d, &c.spare))
 }
@@ -85,13 +86,20 @@ type askCall[S, T any] struct {
 	spare unsafe.Pointer
 }
 
-// newAsk returns a cleared askCall for a, reused if a's shard has one of
-// these types, with its job and future's source set and two holders.
-func newAsk[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), op string) *askCall[S, T] {
+// askee returns the actor to ask, or panics for op (Ask, AskWithin) if
+// to or fn is nil.
+func askee[S, T any](to Ref[S], fn func(p *Proc, s S) (T, error), op string) *Actor[S] {
 	a := actorOf(to, op)
 	if fn == nil {
 		panic("crisp: " + op + " with a nil handler")
 	}
+	return a
+}
+
+// newAsk returns a cleared askCall of fn for a, reused if a's shard has
+// one of these types, with its job and future's source set and two
+// holders.
+func newAsk[S, T any](a *Actor[S], fn func(p *Proc, s S) (T, error)) *askCall[S, T] {
 	sh := &a.sys.shards[a.shard()]
 	var c *askCall[S, T]
 	if m := sh.takeAsk(); m != nil {
