@@ -172,12 +172,22 @@ func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 // every message. (Against the yield without the count, in two sittings
 // of parking after any activation, no difference showed: ring-1k 2.09
 // and 2.14x phony, big 1.49 and 1.50.)
+//
+// Its yield is timed, every one (ready.YieldTimed): beside CPU-bound
+// goroutines some of these yields wait out their time slices (11-20 ms
+// each in savina-pingpong beside two), and the first such one marks the
+// machine busy, after which runners park without yielding first. Timed
+// one in 32, as ready.Yield times its yields, they went on for the whole
+// run in some processes and not in others: in fresh processes beside
+// two hogs savina-pingpong took 67-897 ms a run (median 150-160 in two
+// sittings of 10), and 27-96 (median 66.5 in both) with every one timed
+// (BENCHMARKS.md, twenty-fourth session).
 func (a *core) yieldFirst() bool {
 	v, try := a.tryLinger()
 	if !try {
 		return false
 	}
-	ready.Yield()
+	ready.YieldTimed()
 	found := a.intake.Load() != nil
 	a.countLinger(v, found)
 	return found

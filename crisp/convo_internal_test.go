@@ -2,6 +2,7 @@ package crisp
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -330,6 +331,20 @@ func TestTheYieldBeforeParkingCountsInVain(t *testing.T) {
 	}
 	assert.Zero(t, a.vain(), "a yield that found work clears the count")
 	assert.True(t, a.yieldFirst())
+}
+
+// The yield before parking is timed every time: one that waited out
+// other code's time slice marks the machine busy, and runners park
+// without it from then on.
+func TestASlowYieldBeforeParkingMarksTheMachineBusy(t *testing.T) {
+	a := &lingerActor(t).core
+	ready.SetBusy(false)
+	defer ready.SetBusy(false)
+	var c atomic.Int64
+	c.Store(-1 << 62) // below the counter's reading at initialisation: ns
+	defer ready.SetCounter(func() int64 { return c.Add(ready.SlowTicks + 1) })()
+	a.yieldFirst()
+	assert.True(t, ready.Busy(), "a slow yield before parking left the machine quiet")
 }
 
 // Beside code that never yields, a runner parks only while few other

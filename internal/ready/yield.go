@@ -61,6 +61,72 @@ func Yield() {
 	goschedTimed(t)
 }
 
+// YieldTimed is runtime.Gosched, every call timed, for a yield made on a
+// quiet machine (Busy false) once for every message of a conversation
+// (crisp's yieldFirst): a slow one marks the machine busy, as a slow
+// timed Yield does. Yield times one call in timeMask+1, which there
+// missed most of the yields that waited out a CPU-bound goroutine's
+// time slice: savina-pingpong beside two of them, in a fresh process,
+// made 2 to 14 such yields a run, each of 11-20 ms, nearly all before
+// the machine was marked busy (BENCHMARKS.md, twenty-fourth session).
+// It reads the processor's counter (ticks), cheaper than the runtime's
+// clock: the two readings add 18 ns to a Gosched of about 75.
+func YieldTimed() {
+	t := counter() // clock seam: how long the scheduler took, in real time on any clock
+	runtime.Gosched()
+	if d := counter() - t; d > slowTicks { // clock seam: as above
+		if end := now(); inNanos(d, end) > sliceYield { // clock seam: as above
+			markBusy(end)
+		}
+	}
+}
+
+// sliceYield is how long, in ns, a yield that YieldTimed finds slow
+// took: longer than one behind crisp's own runners, shorter than one
+// behind a CPU-bound goroutine's time slice. On a quiet machine, beside
+// 120 actors in conversations (bench's big), 125 of these yields took
+// 1.0-1.2 ms in one process and 26 took 5.2-5.3 ms in another; beside
+// CPU-bound goroutines they took 11-20 ms (Go preempts those after 10
+// ms).
+const sliceYield = 8_000_000
+
+// inNanos converts d ticks to ns, at end (now's reading): by the
+// counter's rate since the package was initialised, once that is 10 ms
+// ago; before, one tick is taken for a ns (a rate of 1 GHz, below any
+// processor's counter: a yield seems longer than it was).
+func inNanos(d, end int64) int64 {
+	el, tk := end-initNanos, counter()-initTicks // clock seam: the counter's rate
+	if el < 10_000_000 || tk <= 0 {
+		return d
+	}
+	return int64(float64(d) * float64(el) / float64(tk))
+}
+
+// The runtime's clock and the counter at the package's initialisation:
+// inNanos measures the counter's rate from there.
+var (
+	initNanos = nanotime() // clock seam: see inNanos
+	initTicks = ticks()    // clock seam: see inNanos
+)
+
+// counter reads ticks; tests replace it (SetCounter).
+var counter = ticks
+
+// SetCounter makes YieldTimed read its counter from f until the
+// returned function puts the processor's back: for tests of code that
+// behaves otherwise once a yield was slow. A counter that goes back from
+// its reading at the package's initialisation counts in ns, and a yield
+// over which it advances more than SlowTicks is slow.
+func SetCounter(f func() int64) (restore func()) {
+	old := counter
+	counter = f
+	return func() { counter = old }
+}
+
+// SlowTicks is how far a test's counter (SetCounter) advances over a
+// slow yield.
+const SlowTicks = sliceYield
+
 // Spaced reports whether the caller has run for spacedGap since *since:
 // since its run began, or since it last had the processor back after a
 // yield (Restart). A zero *since (a runner that has not asked before)

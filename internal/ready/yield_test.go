@@ -330,3 +330,38 @@ func TestSpinYieldTimesTheFirstYieldAndMarksTheMachineBusyIfSlow(t *testing.T) {
 		t.Fatal("a slow first yield did not mark the machine busy")
 	}
 }
+
+func TestYieldTimedMarksTheMachineBusyWhenSlow(t *testing.T) {
+	quiet(t)
+	var c atomic.Int64
+	c.Store(-1 << 62) // below the counter's reading at initialisation: ns
+	defer SetCounter(func() int64 { return c.Add(SlowTicks / 2) })()
+	YieldTimed()
+	if Busy() {
+		t.Fatal("a quick yield marked the machine busy")
+	}
+	defer SetCounter(func() int64 { return c.Add(SlowTicks + 1) })()
+	YieldTimed()
+	if !Busy() {
+		t.Fatal("a slow yield did not mark the machine busy")
+	}
+	SetBusy(false)
+	defer HoldQuiet()()
+	YieldTimed()
+	if Busy() {
+		t.Fatal("a slow yield marked the machine busy while it was held quiet")
+	}
+}
+
+// inNanos converts by the counter's rate since initialisation, once that
+// is 10 ms ago.
+func TestInNanosGoesByTheCountersRate(t *testing.T) {
+	end := initNanos + 1_000_000_000                                      // a second after initialisation
+	defer SetCounter(func() int64 { return initTicks + 2_000_000_000 })() // 2 ticks a ns
+	if got := inNanos(20_000_000, end); got != 10_000_000 {
+		t.Fatalf("20M ticks at 2 a ns: %d ns", got)
+	}
+	if got := inNanos(20_000_000, initNanos+5_000_000); got != 20_000_000 {
+		t.Fatalf("5 ms after initialisation: %d ns, want a tick a ns", got)
+	}
+}

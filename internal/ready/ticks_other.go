@@ -1,0 +1,10 @@
+//go:build !amd64
+
+package ready
+
+// ticks reads the runtime's clock, where no cheaper counter is read
+// (see ticks_amd64.go).
+func ticks() int64 { return nanotime() }
+
+// slowTicks is slowYield.
+const slowTicks = slowYield
