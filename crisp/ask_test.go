@@ -153,3 +153,37 @@ func TestConcurrentAsksEachGetTheirOwnAnswer(t *testing.T) {
 	waitIdle(t, sys)
 	assert.Equal(t, int64(askers*asks), ran.Load(), "every ask ran once")
 }
+
+// An Ask is observed as a Call is, each one afresh though its message
+// is reused: sent, started, finished, under its own number and name.
+func TestAnObservedAskIsObservedAsACallIs(t *testing.T) {
+	rec := newEventLog()
+	sys, _ := newSystem(t, crisp.WithObserver(rec))
+	a := crisp.Spawn(sys, &state{}, crisp.WithName("svc"))
+	names := []string{"first", "second", "third"}
+	for _, name := range names {
+		v, err := crisp.Ask(a, record(name), crisp.MessageName(name))
+		require.NoError(t, err)
+		require.Equal(t, name, v)
+		_, err = crisp.AskWithin(a, time.Hour, func(*crisp.Proc, *state) (int, error) { return 0, nil })
+		require.NoError(t, err)
+	}
+	rec.waitTerminals(t, 2*len(names))
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	byID := map[uint64][]crisp.EventKind{}
+	named := map[string]uint64{}
+	for _, e := range rec.events {
+		byID[e.ID] = append(byID[e.ID], e.Kind)
+		if e.Message != "" {
+			named[e.Message] = e.ID
+		}
+	}
+	require.Len(t, byID, 2*len(names), "each ask its own number")
+	for id, kinds := range byID {
+		assert.Equal(t, []crisp.EventKind{crisp.EventSent, crisp.EventStarted, crisp.EventFinished}, kinds, "message %d", id)
+	}
+	for _, name := range names {
+		assert.Contains(t, named, name)
+	}
+}
