@@ -5,13 +5,14 @@
 // first unless [WithPolicy] says otherwise. [Call] sends a handler and
 // returns a [future.Future] of its result; [Tell] sends one without a
 // future; [Ask] and [AskWithin] send one and wait for its result, for a
-// caller with nothing else to do meanwhile. A message may carry an absolute start deadline ([Within],
-// [By], or a context's deadline through [Context]). A message that has
-// not started when the clock reaches its deadline never runs: its future
-// fails with a [*deadline.MissedError], at the deadline, even if the
-// actor is busy with a long handler at the time. Every future resolves
-// exactly once: with the handler's results, a missed deadline, a
-// [*PanicError], a [*PolicyError], [ErrStopped], or the context's error.
+// caller with nothing else to do meanwhile. A message may carry an
+// absolute start deadline ([Within], [By], or a context's deadline
+// through [Context]). A message that has not started when the clock
+// reaches its deadline never runs: its future fails with a
+// [*deadline.MissedError], at the deadline, even if the actor is busy
+// with a long handler at the time. Every future resolves exactly once:
+// with the handler's results, a missed deadline, a [*PanicError], a
+// [*PolicyError], [ErrStopped], or the context's error.
 //
 //	sys := crisp.NewSystem()
 //	defer sys.Shutdown(context.Background())

@@ -6,5 +6,6 @@ package ready
 // (see ticks_amd64.go).
 func ticks() int64 { return nanotime() }
 
-// slowTicks is slowYield.
+// slowTicks is how many ticks (here ns) a yield takes before YieldTimed
+// judges it (see ticks_amd64.go).
 const slowTicks = slowYield
