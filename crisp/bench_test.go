@@ -88,52 +88,45 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 		}
 	})
-	b.Run("crisp call with timed get", func(b *testing.B) {
-		a := crisp.Spawn(benchSystem(b), &counter{})
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := crisp.Call(a, incr).GetWithin(time.Second); err != nil {
-				b.Fatal(err)
+	// A request with a timed wait, as Call and GetWithin and as
+	// AskWithin, whose message and parked wait's record are reused.
+	// Parked: as on a machine busy with code that never yields, the
+	// caller parks rather than spins, and the actor's runner exits
+	// rather than lingers, so each request starts one. Each iteration
+	// marks the machine busy again (one clock reading).
+	for _, r := range []struct {
+		name    string
+		request func(a *crisp.Actor[*counter]) error
+	}{
+		{"crisp call with timed get", func(a *crisp.Actor[*counter]) error {
+			_, err := crisp.Call(a, incr).GetWithin(time.Second)
+			return err
+		}},
+		{"crisp ask within", func(a *crisp.Actor[*counter]) error {
+			_, err := crisp.AskWithin(a, time.Second, incr)
+			return err
+		}},
+	} {
+		for _, parked := range []bool{false, true} {
+			name := r.name
+			if parked {
+				name += ", parked"
 			}
+			b.Run(name, func(b *testing.B) {
+				a := crisp.Spawn(benchSystem(b), &counter{})
+				defer ready.SetBusy(false)
+				b.ReportAllocs()
+				for b.Loop() {
+					if parked {
+						ready.SetBusy(true)
+					}
+					if err := r.request(a); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
-	})
-	// As on a machine busy with code that never yields: the caller
-	// parks rather than spins, and the actor's runner exits rather than
-	// lingers, so each call starts one. Each iteration marks the machine
-	// busy again (one clock reading).
-	b.Run("crisp call with timed get, parked", func(b *testing.B) {
-		a := crisp.Spawn(benchSystem(b), &counter{})
-		defer ready.SetBusy(false)
-		b.ReportAllocs()
-		for b.Loop() {
-			ready.SetBusy(true)
-			if _, err := crisp.Call(a, incr).GetWithin(time.Second); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	// The same request as the two above, with AskWithin: its message
-	// and its parked wait's record are reused.
-	b.Run("crisp ask within", func(b *testing.B) {
-		a := crisp.Spawn(benchSystem(b), &counter{})
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := crisp.AskWithin(a, time.Second, incr); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("crisp ask within, parked", func(b *testing.B) {
-		a := crisp.Spawn(benchSystem(b), &counter{})
-		defer ready.SetBusy(false)
-		b.ReportAllocs()
-		for b.Loop() {
-			ready.SetBusy(true)
-			if _, err := crisp.AskWithin(a, time.Second, incr); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }
 
 // BenchmarkOneWay: four senders, one receiver, fire and forget. ns/op is
