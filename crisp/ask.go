@@ -134,10 +134,9 @@ func (c *askCall[S, T]) send(opts []SendOption) {
 
 // recycle is the runner's letting go, once the message has run to the
 // end (run's loop): as a Call's, and then, if nothing else holds the
-// message (as for a Tell's: see tell.recycle), release.
+// message (finishedAlone, as for a Tell's), release.
 func (c *askCall[S, T]) recycle() {
-	x := c.ext
-	mine := (x == nil || x.observedOnly()) && !c.resumed && c.a.flags.Load()&fNoReuse == 0
+	mine := c.finishedAlone(&c.a.core)
 	c.call.recycle()
 	if mine {
 		c.release()

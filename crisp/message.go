@@ -391,8 +391,7 @@ func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
 // (observe.go) had no other holder: it goes back to the system
 // (freeExt), for an observed Call or Tell.
 func (t *tell[S]) recycle() {
-	x := t.ext
-	if x != nil && !x.observedOnly() || t.resumed || t.a.flags.Load()&fNoReuse != 0 {
+	if !t.finishedAlone(&t.a.core) {
 		return
 	}
 	freeExt(&t.message)
@@ -404,6 +403,18 @@ func (t *tell[S]) recycle() {
 		t.pi.Store(it)
 	}
 	putTell((*tellMem)(unsafe.Pointer(t)))
+}
+
+// finishedAlone reports whether m, which a's runner has finished,
+// has no holder but that runner: no context's callback, key lines or
+// admission record holds it (an extension with only an observer's
+// figures is the runtime's), no process of it suspended (a parked
+// goroutine held it), and a's policy queue has not misbehaved (it may
+// hold stale items). Such a message may serve a later send (tell.recycle,
+// askCall.recycle).
+func (m *message) finishedAlone(a *core) bool {
+	x := m.ext
+	return (x == nil || x.observedOnly()) && !m.resumed && a.flags.Load()&fNoReuse == 0
 }
 
 // observedOnly reports whether x holds nothing but an observed message's
