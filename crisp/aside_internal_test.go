@@ -3,6 +3,7 @@ package crisp
 import (
 	"context"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -163,6 +164,29 @@ func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
 	})
 	require.True(t, s[0], "the runner with a backlog did not mark its actor while it yielded")
 	require.True(t, s[1], "the plain message was queued by its sender, not left in the intake")
+}
+
+// A plain message sent while a handler runs is left in the intake too,
+// however free the actor's lock: its runner queues it when it next
+// takes work (see send).
+func TestAPlainMessageIsLeftToARunnerInAHandler(t *testing.T) {
+	sys := NewSystem()
+	t.Cleanup(func() { require.NoError(t, sys.Shutdown(context.Background())) })
+	a := Spawn(sys, 0)
+	in, gate := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(open) // before Shutdown, which waits for the handler
+	Tell(a, func(*Proc, int) { close(in); <-gate })
+	<-in
+	ran := make(chan struct{})
+	Tell(a, func(*Proc, int) { close(ran) })
+	require.NotZero(t, a.core.flags.Load()&fHandling, "the first handler runs")
+	require.NotNil(t, a.core.intake.Load(), "the plain message was queued by its sender, not left in the intake")
+	require.True(t, a.core.mu.TryLock(), "the actor's lock was held: the sender could not have queued it anyway")
+	a.core.mu.Unlock()
+	open()
+	<-ran
 }
 
 // A runner keeps its actor marked as in a handler from one message to

@@ -300,11 +300,17 @@ func (a *core) send(m *message) {
 	} else {
 		a.start()
 	}
-	// In a handler, not merely stepped aside (stepAside): a plain message
-	// has no deadline to watch meanwhile.
-	if a.flags.Load()&fHandling != 0 && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
-		a.queueNow(false)
-	}
+	// Left in the intake for the runner, even while a handler runs: a
+	// plain message has no deadline to watch meanwhile, and its sender,
+	// queueing it itself (post's TryLock and queueNow), took the actor's
+	// lock and list into its own processor's cache, from which the
+	// runner, spinning for the lock behind it, took them back. Without
+	// that, whole processes (bench, one workload, -reps 2, paired runs,
+	// AMD EPYC 2 vCPU, median of 8-10 pairs; BENCHMARKS.md, twenty-fifth
+	// session): throughput-4x100 0.92x the time, counting 0.95,
+	// fork-join 0.96, pingpong 0.94, savina-pingpong and threadring
+	// 1.02 and 1.01; beside 2 hogs 0.99, 0.93, 1.04, 1.11 (spread
+	// 0.78-1.46).
 }
 
 // sendWith applies opts to m, whose job is set (message.job), and
