@@ -224,9 +224,10 @@ func (a *core) between(n int, checked bool, seen uint32, last *int64) uint32 {
 // deadlines 2.2x slower (bench quick, crisp+dl: 41 -> 90 ms, 3 runs
 // each; every sender to the busy broker then queued and watched its
 // deadline itself) for no lag it was measured to buy. And a plain
-// message (no deadline, no options) is left to the runner while it
-// yields (send): its sender, queueing it itself, would only take work
-// off the runner onto its own path, in a conversation the critical one.
+// message (no deadline, no options) is left to the runner, while it
+// yields as while a handler runs (send): its sender, queueing it itself,
+// would only take work off the runner onto its own path, in a
+// conversation the critical one.
 // A group's runners do not mark the group: it counts as handling while
 // any of its workers is active.
 //
