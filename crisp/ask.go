@@ -67,8 +67,9 @@ func (c *askCall[S, T]) answer(werr error) (v T, err error) {
 }
 
 // askCall is the message of an Ask: a Call whose future only the asking
-// goroutine sees (160 bytes, a Call's 144 and its count and spare). It has two holders, the asker until it has read the
-// result and the runner until it has finished with the message (recycle);
+// goroutine sees (160 bytes, a Call's 144 and its count and spare). It
+// has two holders, the asker until it has read the result and the
+// runner until it has finished with the message (recycle);
 // the last to let go (release) clears it and keeps it in its actor's
 // shard (shard.asks) for a later Ask of the same types to an actor of
 // that shard. A message that did not run to the end on its runner
