@@ -232,6 +232,12 @@ func (ad *admission) listWait(now, dl time.Time, workers int) time.Duration {
 // leave forgets e: its message has started or been decided.
 func (ad *admission) leave(e *admEntry) {
 	ad.mu.Lock()
+	ad.forget(e)
+	ad.mu.Unlock()
+}
+
+// forget takes e out of the queued work. Called with ad.mu held.
+func (ad *admission) forget(e *admEntry) {
 	ad.total -= e.cost
 	ad.count--
 	if e.inTree {
@@ -239,25 +245,38 @@ func (ad *admission) leave(e *admEntry) {
 		ad.root = merge(l, removeMin(r)) // e is the least of r
 		e.inTree = false
 	}
-	ad.mu.Unlock()
 }
 
 // started uncounts m, which is starting on p, and records its estimate
-// as running.
+// as running. Under admission control both happen in one hold of the
+// mutex, and before the place in the mailbox is given back: a sender
+// woken by that place (WaitWhenFull) estimates at once, and must find
+// m's cost as running, not gone from the queue and not yet running.
 //
 //go:noinline
 func (a *core) started(p *Proc, m *message) {
+	ad := a.bound.adm
+	if ad == nil {
+		a.uncount(m)
+		return
+	}
+	var e *admEntry
+	if m.ext != nil {
+		e = m.ext.adm
+	}
 	var cost time.Duration
-	if m.ext != nil && m.ext.adm != nil {
-		cost = m.ext.adm.cost
+	if e != nil {
+		cost = e.cost
 	}
-	a.uncount(m)
-	if ad := a.bound.adm; ad != nil {
-		now := a.sys.now()
-		ad.mu.Lock()
-		ad.running[p] = runEstimate{start: now, cost: cost}
-		ad.mu.Unlock()
+	now := a.sys.now()
+	ad.mu.Lock()
+	if e != nil {
+		ad.forget(e)
 	}
+	ad.running[p] = runEstimate{start: now, cost: cost}
+	ad.mu.Unlock()
+	m.counted = false
+	a.bound.unreserve()
 }
 
 // finished measures the handler p has just returned from, if it was

@@ -225,3 +225,59 @@ func runMailboxChaos(t *testing.T, seed uint64, round time.Duration) {
 		assert.Fail(t, "violations", "%d, the last: %v", bad.Load(), badMsg.Load())
 	}
 }
+
+// A message starting on a full mailbox with admission control is
+// running, by the estimate, before its place is given back: the sender
+// that place wakes (WaitWhenFull) estimates at once and must count the
+// message's cost, which is neither queued any more nor, before the fix,
+// yet running. The waiting sender's channel is unbuffered here, so the
+// runner's hand-off waits while the test looks at the estimate, as a
+// real sender would the moment it wakes.
+func TestAStartingMessageIsRunningBeforeItsPlaceIsGivenBack(t *testing.T) {
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	a := Spawn(sys, 0, WithCapacity(1, WaitWhenFull), WithAdmission())
+	b, ad := a.bound, a.bound.adm
+
+	e := &admEntry{dl: sys.now().Add(time.Hour), cost: 10 * time.Millisecond}
+	ad.mu.Lock()
+	ad.total += e.cost
+	ad.count++
+	ad.mu.Unlock()
+	b.n.Store(1) // the message's place: the mailbox is full
+	m := &message{counted: true, ext: &msgExt{adm: e}}
+
+	woken := make(chan struct{}) // unbuffered: see above
+	b.wmu.Lock()
+	b.wq = append(b.wq, woken)
+	b.waiters.Add(1)
+	b.wmu.Unlock()
+
+	p := &Proc{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.started(p, m)
+	}()
+	// The place is given back (the count drops) just before the wake;
+	// the hand-off then waits for the receive below.
+	for b.n.Load() != 0 {
+		runtime.Gosched()
+	}
+	ad.mu.Lock()
+	r, running := ad.running[p]
+	queued := ad.count
+	ad.mu.Unlock()
+	<-woken
+	<-done
+
+	assert.True(t, running, "the message is not running when its place wakes a sender")
+	assert.Equal(t, e.cost, r.cost)
+	assert.Zero(t, queued)
+	assert.False(t, m.counted)
+	assert.Zero(t, b.n.Load())
+
+	ad.mu.Lock()
+	delete(ad.running, p)
+	ad.mu.Unlock()
+}
