@@ -75,6 +75,7 @@ type core struct {
 	grp    *group     // nil for a single actor
 	bound  *bound     // capacity and admission control (mailbox.go); nil without. Set at Spawn.
 	wd     watchdog.Entry
+	lane   atomic.Pointer[lane] // a busy EDF actor's messages without a deadline (lane.go); nil until needed
 }
 
 // Bits of core.flags.
@@ -91,6 +92,7 @@ const (
 	fAside  // the holder yielded the processor between messages and waits for one again (stepAside)
 	fConvo  // the actor's last linger found work: its runner parks when out of work (convo.go)
 	fParked // the holder is parked (convo.go); changed under its shard's parkList lock
+	fFlood  // laneFlood plain messages waited at once: the next Tell without options makes the actor's lane (lane.go); cleared as the actor is let go
 
 	vainShift = 16 // flags>>vainShift&vainMax counts the actor's recent lingers in vain (core.linger)
 	vainMax   = 7  // the mask of that count, and more than its cap
@@ -396,6 +398,7 @@ func (a *core) stop() {
 	}
 	a.unlock()
 	a.failStrays(stray)
+	a.failLane()
 	a.stopBound()
 }
 

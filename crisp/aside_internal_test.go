@@ -153,7 +153,7 @@ func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
 			Tell(a, func(*Proc, int) { ran.Store(true) }) // the backlog (see seenWhileAside)
 			go func() {                                   // runs while the runner waits in its yield
 				Tell(a, func(*Proc, int) { close(done) })
-				s := [2]bool{a.core.occupied(), a.core.intake.Load() != nil}
+				s := [2]bool{a.core.occupied(), a.core.arrived()}
 				first <- !ran.Load()
 				seen <- s
 			}()
@@ -163,7 +163,7 @@ func TestAPlainMessageIsLeftToARunnerSteppedAside(t *testing.T) {
 		return s, ok
 	})
 	require.True(t, s[0], "the runner with a backlog did not mark its actor while it yielded")
-	require.True(t, s[1], "the plain message was queued by its sender, not left in the intake")
+	require.True(t, s[1], "the plain message was queued by its sender, not left in the intake or the lane")
 }
 
 // A plain message sent while a handler runs is left in the intake too,
@@ -182,7 +182,7 @@ func TestAPlainMessageIsLeftToARunnerInAHandler(t *testing.T) {
 	ran := make(chan struct{})
 	Tell(a, func(*Proc, int) { close(ran) })
 	require.NotZero(t, a.core.flags.Load()&fHandling, "the first handler runs")
-	require.NotNil(t, a.core.intake.Load(), "the plain message was queued by its sender, not left in the intake")
+	require.True(t, a.core.arrived(), "the plain message was queued by its sender, not left in the intake or the lane")
 	require.True(t, a.core.mu.TryLock(), "the actor's lock was held: the sender could not have queued it anyway")
 	a.core.mu.Unlock()
 	open()

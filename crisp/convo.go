@@ -130,10 +130,10 @@ func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	// lock is held until a is in it, so that a dismissal that saw the
 	// count finds it there.
 	n := s.parkedN.Add(1)
-	if a.intake.Load() != nil || s.busy.Load() <= n || s.closed.Load() {
+	if a.arrived() || s.busy.Load() <= n || s.closed.Load() {
 		s.parkedN.Add(-1)
 		pl.mu.Unlock()
-		if a.intake.Load() != nil {
+		if a.arrived() {
 			return runnerGrace
 		}
 		s.dismissParked() // every held actor would be parked: nobody would wake them
@@ -150,11 +150,11 @@ func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	}
 	// fParked is set before these are read, and start, stop and
 	// beginShutdown read it after making them true: one side wakes.
-	if a.intake.Load() != nil || a.stopped() || s.closed.Load() {
+	if a.arrived() || a.stopped() || s.closed.Load() {
 		s.wakeParked(a)
 	}
 	p.wake.Wait()
-	if a.intake.Load() != nil {
+	if a.arrived() {
 		return runnerGrace
 	}
 	a.flags.And(^uint32(fConvo))
@@ -188,7 +188,7 @@ func (a *core) yieldFirst() bool {
 		return false
 	}
 	ready.YieldTimed()
-	found := a.intake.Load() != nil
+	found := a.arrived()
 	a.countLinger(v, found)
 	return found
 }

@@ -482,7 +482,7 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 		}
 	}
 	m.resumed = true
-	if a.grp == nil && a.queued == 0 && a.pn == 0 && a.intake.Load() == nil && !a.stopped() && a.acquire() {
+	if a.grp == nil && a.queued == 0 && a.pn == 0 && !a.arrived() && !a.stopped() && a.acquire() {
 		a.sys.busy.Add(1)
 		a.unlink(m)
 		if p != nil {

@@ -319,7 +319,7 @@ func (a *core) drainStop(why error) {
 // empty reports whether the actor has no work: nothing queued, arrived,
 // suspended or ready. Called with a.mu held.
 func (a *core) empty() bool {
-	return a.qhead == nil && a.pn == 0 && a.queued == 0 && a.intake.Load() == nil
+	return a.qhead == nil && a.pn == 0 && a.queued == 0 && !a.arrived()
 }
 
 // lifeTurn does what fLife marks as due, on runner p of a single actor,

@@ -193,7 +193,9 @@ func TestAnActorWithCoopStateQueuesPlainMessagesOnceItsListIsEmpty(t *testing.T)
 			<-held
 			const n = 5
 			for range n {
-				Tell(a, func(*Proc, int) {})
+				// Detached keeps them messages: without an option, a
+				// Tell to a held actor queues only its handler (lane.go).
+				Tell(a, func(*Proc, int) {}, Detached())
 			}
 			a.core.mu.Lock()
 			a.core.drain()

@@ -225,6 +225,20 @@ func (a *core) makeQueue() {
 // so it is claimed without passing through the policy's queue. Called
 // with a.mu held.
 func (a *core) next() (m *message, j job, resume bool) {
+	for {
+		m, j, resume = a.nextArrived()
+		if m != nil || resume || !a.laned() {
+			return m, j, resume
+		}
+		m, j, again := a.fromLane()
+		if !again {
+			return m, j, false
+		}
+	}
+}
+
+// nextArrived is next without the lane.
+func (a *core) nextArrived() (m *message, j job, resume bool) {
 	var h *message
 	if a.intake.Load() != nil {
 		h = a.intake.Swap(nil)
@@ -267,6 +281,9 @@ func (a *core) drainList(h *message) {
 			}
 		}
 		m = next
+	}
+	if a.pn >= laneFlood && a.flags.Load()&fFlood == 0 && a.laneable() {
+		a.flags.Or(fFlood) // a flood: see lane.go
 	}
 }
 

@@ -166,7 +166,9 @@ func TestAStashedMessageServesAnyActor(t *testing.T) {
 	release := make(chan struct{})
 	Tell(a, func(*Proc, *int) { <-release }) // the two below queue behind it
 	Tell(a, func(_ *Proc, n *int) { *n++ }, MessageName("second"), Tag("customer A"))
-	Tell(a, func(_ *Proc, n *int) { *n++ })
+	// Detached changes nothing here but keeps the Tell a message: without
+	// an option, a Tell to a held actor queues only its handler (lane.go).
+	Tell(a, func(_ *Proc, n *int) { *n++ }, Detached())
 	close(release)
 	idle()
 	kept := stashed()

@@ -263,7 +263,7 @@ func (a *core) stepAsideBy(yield func()) {
 	if a.grp == nil {
 		a.endHandling()
 	}
-	if a.grp != nil || a.intake.Load() == nil {
+	if a.grp != nil || !a.arrived() {
 		yield()
 		return
 	}
@@ -321,7 +321,7 @@ func (a *core) linger(grace int) int {
 		s.lingering.Add(-1)
 		return 0 // not in vain: not tried
 	}
-	for ; grace > 0 && a.intake.Load() == nil; grace-- {
+	for ; grace > 0 && !a.arrived(); grace-- {
 		ready.Yield()
 	}
 	s.lingering.Add(-1)
@@ -795,7 +795,7 @@ func (a *core) handTo(m *message, p *Proc) {
 // goroutine keeps only the stack its handler needed. Called with a.mu
 // held.
 func (a *core) passOn() {
-	if a.queued == 0 && a.pn == 0 && a.intake.Load() == nil && a.release() {
+	if a.queued == 0 && a.pn == 0 && !a.arrived() && a.release() {
 		return
 	}
 	if sp := a.spareRunner(); sp != nil { // a runner waiting for just this
@@ -813,10 +813,10 @@ func (a *core) passOn() {
 // with a.mu held.
 func (a *core) release() bool {
 	g := a.holder.Swap(0)
-	a.flags.And(^uint32(fActive | fHandling))
+	a.flags.And(^uint32(fActive | fHandling | fFlood))
 	// A sender that pushed before the store above saw the actor held and
 	// started nothing: look once more.
-	if !a.stopped() && a.intake.Load() != nil && a.acquire() {
+	if !a.stopped() && a.arrived() && a.acquire() {
 		// Kept: the caller goes on holding the actor, and must be known
 		// as its holder again, or a handler it runs next could Get a
 		// future of its own actor and wait for good instead of getting

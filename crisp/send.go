@@ -179,6 +179,9 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 	if fn == nil {
 		panic("crisp: Tell with a nil handler")
 	}
+	if len(opts) == 0 && a.unadorned() && laneTell(a, fn) {
+		return
+	}
 	t := newTell(a, opts)
 	t.fn = fn
 	t.job = t
@@ -291,6 +294,9 @@ func (a *core) send(m *message) {
 		a.refuseStopped(m)
 		return
 	}
+	if a.laneSend(m) {
+		return
+	}
 	// post, by hand: one frame fewer above start's.
 	if !a.intakePush(m) {
 		return
@@ -329,6 +335,9 @@ func (a *core) sendWith(m *message, opts []SendOption) {
 	}
 	if !a.admit(m, &o) {
 		return // failed at once
+	}
+	if o.dl.IsZero() && a.laneSend(m) {
+		return
 	}
 	if a.post(m, !o.dl.IsZero()) && !o.dl.IsZero() {
 		a.needWatch(o.dl, o.now)

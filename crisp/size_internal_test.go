@@ -30,7 +30,7 @@ func sizeClass(n uintptr) uintptr {
 // measures the same thing as live heap.
 func TestAnIdleActorFitsIn192Bytes(t *testing.T) {
 	assert.LessOrEqual(t, sizeClass(unsafe.Sizeof(Actor[*int]{})), uintptr(192), "Actor[*int] is %d bytes", unsafe.Sizeof(Actor[*int]{}))
-	assert.LessOrEqual(t, unsafe.Sizeof(core{}), uintptr(176), "core")
+	assert.LessOrEqual(t, unsafe.Sizeof(core{}), uintptr(184), "core") // 176 before the lane's pointer
 }
 
 // A queued Call with a deadline costs one allocation in the 144-byte size

@@ -361,7 +361,7 @@ func (t *pauseTarget) Expire(time.Time) {
 	}
 	lf.paused = false
 	if a.stopped() { // stop found the entry already taken: the actor is ours to let go
-		a.flags.And(^uint32(fActive | fHandling))
+		a.flags.And(^uint32(fActive | fHandling | fFlood))
 		a.dropLive()
 		lf.ended()
 		a.mu.Unlock()
@@ -380,7 +380,7 @@ func (t *pauseTarget) Expire(time.Time) {
 func (a *core) unpause(lf *lifeState) {
 	if lf.paused && a.sys.wd.Cancel(&lf.pauseEntry) {
 		lf.paused = false
-		a.flags.And(^uint32(fActive | fHandling))
+		a.flags.And(^uint32(fActive | fHandling | fFlood))
 	}
 }
 

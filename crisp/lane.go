@@ -1,0 +1,292 @@
+package crisp
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// The lane: an actor's backlog of messages without a deadline, once it
+// has flooded.
+//
+// A flood queues faster than its actor runs, and its backlog is live
+// until it runs: with a 112-byte Tell per queued message, a million of
+// them were 55-75 MiB that every garbage collection marked again.
+// protoactor's mailbox is a ring of interface values, 16 bytes a
+// message. So an actor under EDF (the default policy) whose runner has
+// once found a flood in its intake (laneFlood, fFlood) is given a lane,
+// a ring, and from then on a Tell to it without options queues only its
+// handler there (a pointer, no message at all); while the lane holds
+// anything, every other message without a deadline follows it there, as
+// its message. The runner makes a Tell of a handler, from its own
+// processor's stash, when it takes it, and the Tell goes back to that
+// stash when it has run: a flood's backlog is 16 bytes a message, and a
+// Tell's memory stays on the processor that runs it.
+//
+// The lane stays once made, also when its actor is idle: fork-join's
+// workers keep up with the driver (their backlogs stay short, their
+// runners let them go between bursts), and a lane made only while a
+// backlog lasted served few of their messages. There the gain is where
+// a Tell's memory lives: as a message, it was allocated on the driver's
+// processor, every field written there, and read on the worker's (the
+// flat time of the intake's reversal, plainOK and firstDeadline, each
+// the first to read a field of the driver's writing, was 30% of the
+// workload's CPU profile), and each finished one went back through the
+// depot. With the lane kept, crisp's fork-join took
+// 0.46x the time as a whole process and counting 0.76x (0.70x and 0.70x
+// beside two CPU-bound goroutines; AMD EPYC, 2 vCPU; BENCHMARKS.md,
+// twenty-sixth session). What a lane keeps when empty is its struct and
+// a ring of up to laneKeep slots.
+//
+// Order. EDF runs every message with a deadline before every one
+// without, and those without in arrival order. Messages with a deadline
+// go to the intake as always; while the lane holds anything, every
+// message without one goes to the lane (send, sendWith), so the lane
+// holds them in arrival order; a message without a deadline, other than
+// a plain Tell, sent while the lane was empty went to the intake. The
+// runner takes from the lane only when its list, queue and intake hold
+// nothing (next), and having popped an entry it looks at the intake once
+// more: a message that arrived meanwhile may be one the same sender sent
+// before the entry (its push to the intake happens before its push to
+// the lane), so the entry goes back to the front and the intake is
+// drained first. A resumed process's message was taken before
+// everything the lane still holds, so it may run first, as it does (its
+// list comes before the lane). Only EDF actors that are neither groups
+// nor bounded, in a system without an observer, ever make a lane
+// (laneable); the others keep every message in the intake and their
+// list.
+type lane struct {
+	n    atomic.Int32 // entries, read without the lock
+	mu   sync.Mutex
+	buf  []laneSlot // a ring: cnt entries from head
+	head int
+	cnt  int
+	// mk makes a Tell to the lane's actor of a handler (its func value's
+	// pointer), from the stash when it can (laneMaker).
+	mk func(fn unsafe.Pointer) *message
+}
+
+// laneSlot is one entry of a lane: a Tell's handler (fn), or a message.
+type laneSlot struct {
+	fn unsafe.Pointer
+	m  *message
+}
+
+// laneFlood is the backlog that gives an actor its lane: once this many
+// plain messages wait in its list (pn) as the intake is queued, the
+// actor is marked (fFlood) until its runner lets it go, and its next
+// plain Tell meanwhile makes the lane. Below it no lane is made: a lane
+// and its ring cost allocations of their own, which an actor that only
+// ever has a few messages waiting (fib's, a ring's) would pay for
+// nothing.
+const laneFlood = 16
+
+// laneable reports whether a may have a lane: an EDF actor, not a group,
+// without a bound, in a system without an observer.
+func (a *core) laneable() bool {
+	return a.cfg.edf && a.grp == nil && a.bound == nil && a.sys.obs == nil
+}
+
+// laneKeep is the most slots an empty lane keeps (4 KiB): a flood's ring
+// of a million entries goes to the collector once the flood has run,
+// and a smaller one stays for the next burst.
+const laneKeep = 256
+
+func (l *lane) push(s laneSlot) {
+	l.mu.Lock()
+	if l.cnt == len(l.buf) {
+		l.grow()
+	}
+	i := l.head + l.cnt
+	if i >= len(l.buf) {
+		i -= len(l.buf)
+	}
+	l.buf[i] = s
+	l.cnt++
+	l.n.Store(int32(l.cnt))
+	l.mu.Unlock()
+}
+
+// pushFront puts s back where pop took it from.
+func (l *lane) pushFront(s laneSlot) {
+	l.mu.Lock()
+	if l.cnt == len(l.buf) {
+		l.grow()
+	}
+	l.head--
+	if l.head < 0 {
+		l.head += len(l.buf)
+	}
+	l.buf[l.head] = s
+	l.cnt++
+	l.n.Store(int32(l.cnt))
+	l.mu.Unlock()
+}
+
+// grow doubles the ring. Called with l.mu held.
+func (l *lane) grow() {
+	nb := make([]laneSlot, max(16, 2*len(l.buf)))
+	for i := range l.cnt {
+		j := l.head + i
+		if j >= len(l.buf) {
+			j -= len(l.buf)
+		}
+		nb[i] = l.buf[j]
+	}
+	l.buf, l.head = nb, 0
+}
+
+// pop takes the oldest entry, if any.
+func (l *lane) pop() (laneSlot, bool) {
+	l.mu.Lock()
+	if l.cnt == 0 {
+		l.mu.Unlock()
+		return laneSlot{}, false
+	}
+	s := l.buf[l.head]
+	l.buf[l.head] = laneSlot{}
+	l.head++
+	if l.head == len(l.buf) {
+		l.head = 0
+	}
+	l.cnt--
+	if l.cnt == 0 {
+		l.head = 0
+		if len(l.buf) > laneKeep {
+			l.buf = nil
+		}
+	}
+	l.n.Store(int32(l.cnt))
+	l.mu.Unlock()
+	return s, true
+}
+
+// message returns s's message: s.m, or a Tell made of s.fn.
+func (l *lane) message(s laneSlot) *message {
+	if s.m != nil {
+		return s.m
+	}
+	return l.mk(s.fn)
+}
+
+// laneMaker returns the lane's maker of Tells to a.
+func laneMaker[S any](a *Actor[S]) func(unsafe.Pointer) *message {
+	return func(fn unsafe.Pointer) *message {
+		t := newTell(a, nil)
+		t.fn = *(*func(*Proc, S))(unsafe.Pointer(&fn))
+		t.job = t
+		return &t.message
+	}
+}
+
+// laned reports whether a's lane holds anything: where a look at the
+// intake asks whether work has arrived, it asks this too.
+func (a *core) laned() bool {
+	l := a.lane.Load()
+	return l != nil && l.n.Load() > 0
+}
+
+// arrived reports whether work has arrived that the runner has not
+// queued: in the intake or the lane.
+func (a *core) arrived() bool { return a.intake.Load() != nil || a.laned() }
+
+// laneTell sends fn, a Tell without options, through a's lane, if a has
+// one or its runner has found a flood (fFlood: the lane is made), and
+// reports whether it did; if not, the caller sends it as usual.
+func laneTell[S any](a *Actor[S], fn func(*Proc, S)) bool {
+	c := &a.core
+	l := c.lane.Load()
+	if l == nil {
+		if c.flags.Load()&fFlood == 0 {
+			return false
+		}
+		l = c.makeLane(laneMaker(a))
+	}
+	return c.lanePush(l, laneSlot{fn: *(*unsafe.Pointer)(unsafe.Pointer(&fn))})
+}
+
+// makeLane gives a its lane, made with mk unless another sender's came
+// first.
+//
+//go:noinline
+func (a *core) makeLane(mk func(unsafe.Pointer) *message) *lane {
+	l := &lane{mk: mk}
+	if a.lane.CompareAndSwap(nil, l) {
+		return l
+	}
+	return a.lane.Load()
+}
+
+// laneSend sends m, a message without a deadline whose job is set, to
+// a's lane if the lane holds anything, and reports whether it did.
+func (a *core) laneSend(m *message) bool {
+	l := a.lane.Load()
+	if l == nil || l.n.Load() == 0 {
+		return false
+	}
+	return a.lanePush(l, laneSlot{m: m})
+}
+
+// lanePush puts s in l, a's lane, and makes sure a runner holds a. It
+// reports false, having put nothing, if a stopped or drains: the caller
+// then refuses the message as usual.
+func (a *core) lanePush(l *lane, s laneSlot) bool {
+	if a.flags.Load()&(fStopped|fDraining) != 0 {
+		return false
+	}
+	l.push(s)
+	if a.stopped() { // stopped meanwhile: Stop may have emptied the lane already
+		a.failLane()
+		return true
+	}
+	a.start()
+	return true
+}
+
+// fromLane takes the lane's oldest entry for the runner, once the list,
+// the queue and the intake are empty. It reports again if the intake
+// has filled meanwhile: the entry went back, and the caller drains the
+// intake first. Called with a.mu held.
+func (a *core) fromLane() (m *message, j job, again bool) {
+	l := a.lane.Load()
+	if l == nil {
+		return nil, nil, false
+	}
+	for {
+		s, ok := l.pop()
+		if !ok {
+			return nil, nil, false
+		}
+		if a.intake.Load() != nil {
+			l.pushFront(s)
+			return nil, nil, true
+		}
+		m := l.message(s)
+		if j := m.work(); m.state.CompareAndSwap(stQueued, m.takeState(j)) {
+			a.newArrivals()
+			a.seq++
+			m.seq = a.seq
+			return m, j, false
+		}
+		// Cancelled on the way (its context ended): its canceller has
+		// reported it.
+	}
+}
+
+// failLane fails everything in a's lane with ErrStopped: a has stopped.
+func (a *core) failLane() {
+	l := a.lane.Load()
+	if l == nil {
+		return
+	}
+	for {
+		s, ok := l.pop()
+		if !ok {
+			return
+		}
+		m := l.message(s)
+		if m.state.CompareAndSwap(stQueued, stStopped) {
+			a.fail(m.work(), ErrStopped)
+		}
+	}
+}
