@@ -15,7 +15,7 @@ import (
 // protoactor's mailbox is a ring of interface values, 16 bytes a
 // message. So an actor under EDF (the default policy) whose runner has
 // once found a flood in its intake (laneFlood, fFlood) is given a lane,
-// a ring, and from then on a Tell to it without options queues only its
+// a queue of slots in segments, and from then on a Tell to it without options queues only its
 // handler there (a pointer, no message at all); while the lane holds
 // anything, every other message without a deadline follows it there, as
 // its message. The runner makes a Tell of a handler, from its own
@@ -35,8 +35,8 @@ import (
 // depot. With the lane kept, crisp's fork-join took
 // 0.46x the time as a whole process and counting 0.76x (0.70x and 0.70x
 // beside two CPU-bound goroutines; AMD EPYC, 2 vCPU; BENCHMARKS.md,
-// twenty-sixth session). What a lane keeps when empty is its struct and
-// a ring of up to laneKeep slots.
+// twenty-sixth session). What a lane keeps when empty is its struct, a
+// segment and at most one spare (laneSegSlots).
 //
 // Order. EDF runs every message with a deadline before every one
 // without, and those without in arrival order. Messages with a deadline
@@ -45,10 +45,10 @@ import (
 // holds them in arrival order; a message without a deadline, other than
 // a plain Tell, sent while the lane was empty went to the intake. The
 // runner takes from the lane only when its list, queue and intake hold
-// nothing (next), and having popped an entry it looks at the intake once
-// more: a message that arrived meanwhile may be one the same sender sent
-// before the entry (its push to the intake happens before its push to
-// the lane), so the entry goes back to the front and the intake is
+// nothing (next), and having found an entry it looks at the intake once
+// more before it takes it: a message that arrived meanwhile may be one
+// the same sender sent before the entry (its push to the intake happens
+// before its push to the lane), so the entry stays and the intake is
 // drained first. A resumed process's message was taken before
 // everything the lane still holds, so it may run first, as it does (its
 // list comes before the lane). Only EDF actors that are neither groups
@@ -56,15 +56,43 @@ import (
 // (laneable); the others keep every message in the intake and their
 // list.
 type lane struct {
-	n    atomic.Int32 // entries, read without the lock
-	mu   sync.Mutex
-	buf  []laneSlot // a ring: cnt entries from head
-	head int
-	cnt  int
+	// The senders' side, guarded by mu: the segment written last and
+	// how many of its slots are written.
+	mu     sync.Mutex
+	tail   *laneSeg
+	tw     int32
+	pushed atomic.Uint64 // entries pushed, ever; stored under mu
+	_      [64]byte      // the runner's side on a cache line of its own
+
+	// The runner's side, guarded by the actor's mu: the segment read
+	// next, how many of its slots are read, and how many were written
+	// when last looked at.
+	head   *laneSeg
+	r, lim int32
+	popped atomic.Uint64 // entries taken, ever; stored under the actor's mu
+	spare  atomic.Pointer[laneSeg]
+	_      [64]byte
 	// mk makes a Tell to the lane's actor of a handler (its func value's
 	// pointer), from the stash when it can (laneMaker).
 	mk func(fn unsafe.Pointer) *message
 }
+
+// laneSeg is a segment of a lane: senders fill its slots in order, each
+// published by the count w, and link the next segment when it is full;
+// the runner reads them in order. A segment the runner has read through
+// becomes the lane's spare, for the senders' next new segment. No slot
+// is written twice while a segment is in use: senders and the runner
+// share no lock, and a sender never waits for the runner.
+type laneSeg struct {
+	w    atomic.Int32
+	next atomic.Pointer[laneSeg]
+	s    [laneSegSlots]laneSlot
+}
+
+// laneSegSlots is the entries a segment holds (2 KiB of slots): a
+// flood's backlog costs one allocation per this many messages, and an
+// empty lane keeps one segment and at most one spare.
+const laneSegSlots = 128
 
 // laneSlot is one entry of a lane: a Tell's handler (fn), or a message.
 type laneSlot struct {
@@ -76,7 +104,7 @@ type laneSlot struct {
 // plain messages wait in its list (pn) as the intake is queued, the
 // actor is marked (fFlood) until its runner lets it go, and its next
 // plain Tell meanwhile makes the lane. Below it no lane is made: a lane
-// and its ring cost allocations of their own, which an actor that only
+// and its segment cost allocations of their own, which an actor that only
 // ever has a few messages waiting (fib's, a ring's) would pay for
 // nothing.
 const laneFlood = 16
@@ -87,79 +115,65 @@ func (a *core) laneable() bool {
 	return a.cfg.edf && a.grp == nil && a.bound == nil && a.sys.obs == nil
 }
 
-// laneKeep is the most slots an empty lane keeps (4 KiB): a flood's ring
-// of a million entries goes to the collector once the flood has run,
-// and a smaller one stays for the next burst.
-const laneKeep = 256
+// newLane returns an empty lane whose Tells mk makes.
+func newLane(mk func(unsafe.Pointer) *message) *lane {
+	seg := new(laneSeg)
+	return &lane{tail: seg, head: seg, mk: mk}
+}
 
+// push puts s at the lane's end. Called by senders.
 func (l *lane) push(s laneSlot) {
 	l.mu.Lock()
-	if l.cnt == len(l.buf) {
-		l.grow()
-	}
-	i := l.head + l.cnt
-	if i >= len(l.buf) {
-		i -= len(l.buf)
-	}
-	l.buf[i] = s
-	l.cnt++
-	l.n.Store(int32(l.cnt))
-	l.mu.Unlock()
-}
-
-// pushFront puts s back where pop took it from.
-func (l *lane) pushFront(s laneSlot) {
-	l.mu.Lock()
-	if l.cnt == len(l.buf) {
-		l.grow()
-	}
-	l.head--
-	if l.head < 0 {
-		l.head += len(l.buf)
-	}
-	l.buf[l.head] = s
-	l.cnt++
-	l.n.Store(int32(l.cnt))
-	l.mu.Unlock()
-}
-
-// grow doubles the ring. Called with l.mu held.
-func (l *lane) grow() {
-	nb := make([]laneSlot, max(16, 2*len(l.buf)))
-	for i := range l.cnt {
-		j := l.head + i
-		if j >= len(l.buf) {
-			j -= len(l.buf)
+	t := l.tail
+	if l.tw == laneSegSlots {
+		n := l.spare.Swap(nil)
+		if n == nil {
+			n = new(laneSeg)
 		}
-		nb[i] = l.buf[j]
+		t.next.Store(n)
+		l.tail, l.tw, t = n, 0, n
 	}
-	l.buf, l.head = nb, 0
+	t.s[l.tw] = s
+	l.tw++
+	t.w.Store(l.tw) // published: the runner may read the slot
+	l.pushed.Store(l.pushed.Load() + 1)
+	l.mu.Unlock()
 }
 
-// pop takes the oldest entry, if any.
-func (l *lane) pop() (laneSlot, bool) {
-	l.mu.Lock()
-	if l.cnt == 0 {
-		l.mu.Unlock()
-		return laneSlot{}, false
-	}
-	s := l.buf[l.head]
-	l.buf[l.head] = laneSlot{}
-	l.head++
-	if l.head == len(l.buf) {
-		l.head = 0
-	}
-	l.cnt--
-	if l.cnt == 0 {
-		l.head = 0
-		if len(l.buf) > laneKeep {
-			l.buf = nil
+// peek returns the lane's first entry without taking it. Called by the
+// runner, with the actor's mu held.
+func (l *lane) peek() (laneSlot, bool) {
+	h := l.head
+	if l.r == l.lim {
+		if l.r == laneSegSlots {
+			n := h.next.Load()
+			if n == nil {
+				return laneSlot{}, false
+			}
+			l.head, l.r, l.lim = n, 0, 0
+			h.next.Store(nil) // read through: the senders' spare
+			h.w.Store(0)
+			l.spare.Store(h)
+			h = n
+		}
+		l.lim = h.w.Load()
+		if l.r == l.lim {
+			return laneSlot{}, false
 		}
 	}
-	l.n.Store(int32(l.cnt))
-	l.mu.Unlock()
-	return s, true
+	return h.s[l.r], true
 }
+
+// drop takes the entry peek returned. Called with the actor's mu held.
+func (l *lane) drop() {
+	l.head.s[l.r] = laneSlot{}
+	l.r++
+	l.popped.Store(l.popped.Load() + 1)
+}
+
+// holds reports whether the lane holds anything. Any goroutine may ask;
+// an entry is counted once its sender has published it.
+func (l *lane) holds() bool { return l.pushed.Load() != l.popped.Load() }
 
 // message returns s's message: s.m, or a Tell made of s.fn.
 func (l *lane) message(s laneSlot) *message {
@@ -183,7 +197,7 @@ func laneMaker[S any](a *Actor[S]) func(unsafe.Pointer) *message {
 // intake asks whether work has arrived, it asks this too.
 func (a *core) laned() bool {
 	l := a.lane.Load()
-	return l != nil && l.n.Load() > 0
+	return l != nil && l.holds()
 }
 
 // arrived reports whether work has arrived that the runner has not
@@ -210,7 +224,7 @@ func laneTell[S any](a *Actor[S], fn func(*Proc, S)) bool {
 //
 //go:noinline
 func (a *core) makeLane(mk func(unsafe.Pointer) *message) *lane {
-	l := &lane{mk: mk}
+	l := newLane(mk)
 	if a.lane.CompareAndSwap(nil, l) {
 		return l
 	}
@@ -221,7 +235,7 @@ func (a *core) makeLane(mk func(unsafe.Pointer) *message) *lane {
 // a's lane if the lane holds anything, and reports whether it did.
 func (a *core) laneSend(m *message) bool {
 	l := a.lane.Load()
-	if l == nil || l.n.Load() == 0 {
+	if l == nil || !l.holds() {
 		return false
 	}
 	return a.lanePush(l, laneSlot{m: m})
@@ -244,8 +258,8 @@ func (a *core) lanePush(l *lane, s laneSlot) bool {
 }
 
 // fromLane takes the lane's oldest entry for the runner, once the list,
-// the queue and the intake are empty. It reports again if the intake
-// has filled meanwhile: the entry went back, and the caller drains the
+// the queue and the intake are empty. It reports again, having taken
+// nothing, if the intake has filled meanwhile: the caller drains the
 // intake first. Called with a.mu held.
 func (a *core) fromLane() (m *message, j job, again bool) {
 	l := a.lane.Load()
@@ -253,14 +267,14 @@ func (a *core) fromLane() (m *message, j job, again bool) {
 		return nil, nil, false
 	}
 	for {
-		s, ok := l.pop()
+		s, ok := l.peek()
 		if !ok {
 			return nil, nil, false
 		}
 		if a.intake.Load() != nil {
-			l.pushFront(s)
 			return nil, nil, true
 		}
+		l.drop()
 		m := l.message(s)
 		if j := m.work(); m.state.CompareAndSwap(stQueued, m.takeState(j)) {
 			a.newArrivals()
@@ -274,19 +288,30 @@ func (a *core) fromLane() (m *message, j job, again bool) {
 }
 
 // failLane fails everything in a's lane with ErrStopped: a has stopped.
+// Called without a.mu, which it takes to empty the lane.
 func (a *core) failLane() {
 	l := a.lane.Load()
 	if l == nil {
 		return
 	}
+	var left []laneSlot
+	a.mu.Lock()
 	for {
-		s, ok := l.pop()
+		s, ok := l.peek()
 		if !ok {
-			return
+			break
 		}
+		l.drop()
+		left = append(left, s)
+	}
+	a.mu.Unlock()
+	for _, s := range left {
 		m := l.message(s)
 		if m.state.CompareAndSwap(stQueued, stStopped) {
 			a.fail(m.work(), ErrStopped)
 		}
 	}
 }
+
+// entries returns the entries the lane holds: for tests.
+func (l *lane) entries() int64 { return int64(l.pushed.Load() - l.popped.Load()) }

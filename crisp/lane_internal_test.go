@@ -3,6 +3,7 @@ package crisp
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func TestTheLaneKeepsEDFOrder(t *testing.T) {
 	Tell(a, note("deadline 4"), Within(time.Hour))
 	Tell(a, note("tell 5"))
 	Tell(a, note("deadline 6"), Within(time.Minute))
-	assert.EqualValues(t, 4, a.core.lane.Load().n.Load(), "the messages without a deadline")
+	assert.EqualValues(t, 4, a.core.lane.Load().entries(), "the messages without a deadline")
 	open()
 	_, err := f.Get()
 	require.NoError(t, err)
@@ -96,16 +97,17 @@ func TestTheLaneKeepsEDFOrder(t *testing.T) {
 	assert.Equal(t, []string{"deadline 6", "deadline 4", "tell 1", "call 2", "tagged 3", "tell 5"}, done)
 }
 
-// A message that reaches the intake while the runner takes the lane's
-// first entry may have been sent before it by the same sender: the entry
-// goes back, and the intake is queued and taken first.
-func TestAnEntryGoesBackBehindWhatTheIntakeHolds(t *testing.T) {
+// A message that reaches the intake while the runner looks at the
+// lane's first entry may have been sent before it by the same sender:
+// the entry stays, and the intake is queued and taken first.
+func TestAnEntryWaitsBehindWhatTheIntakeHolds(t *testing.T) {
 	a, open := heldActor(t)
 	defer open()
 	Tell(a, note("lane"))
 	c := &a.core
 	// What a sender does between the runner's look at the intake and its
-	// pop: it sent this without a deadline while the lane was empty.
+	// look at the lane: it sent this without a deadline while the lane
+	// was empty.
 	tl := newTell(a, nil)
 	tl.fn, tl.job = note("intake"), tl
 	require.True(t, c.intakePush(&tl.message))
@@ -114,11 +116,11 @@ func TestAnEntryGoesBackBehindWhatTheIntakeHolds(t *testing.T) {
 	got, _, again := c.fromLane()
 	require.Nil(t, got)
 	require.True(t, again, "the lane's entry was taken with the intake full")
-	require.EqualValues(t, 1, c.lane.Load().n.Load(), "the entry did not go back")
+	require.EqualValues(t, 1, c.lane.Load().entries(), "the entry was taken")
 	got, j, _ := c.next()
 	require.Same(t, &tl.message, got, "the intake's message was not taken first")
 	require.NotNil(t, j)
-	require.EqualValues(t, 1, c.lane.Load().n.Load(), "the lane's entry was taken with the intake's")
+	require.EqualValues(t, 1, c.lane.Load().entries(), "the lane's entry was taken with the intake's")
 }
 
 // Stop fails what the lane holds: a Call's future with ErrStopped, a
@@ -128,13 +130,13 @@ func TestStopFailsTheLane(t *testing.T) {
 	a, open := heldActor(t, WithDeadLetters(func(d DeadLetter) { dead <- d }))
 	Tell(a, note("tell"))
 	f := Call(a, func(*Proc, *[]string) (int, error) { return 1, nil })
-	require.EqualValues(t, 2, a.core.lane.Load().n.Load())
+	require.EqualValues(t, 2, a.core.lane.Load().entries())
 	a.Stop()
 	_, err := f.Get()
 	require.ErrorIs(t, err, ErrStopped)
 	d := <-dead
 	assert.ErrorIs(t, d.Reason, ErrStopped)
-	assert.Zero(t, a.core.lane.Load().n.Load())
+	assert.Zero(t, a.core.lane.Load().entries())
 	open()
 }
 
@@ -147,7 +149,7 @@ func TestAContextEndsAMessageInTheLane(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	Tell(a, note("cancelled"), Context(ctx))
 	Tell(a, note("after"))
-	require.EqualValues(t, 3, a.core.lane.Load().n.Load(), "the message with a context did not follow into the lane")
+	require.EqualValues(t, 3, a.core.lane.Load().entries(), "the message with a context did not follow into the lane")
 	cancel()
 	d := <-dead // context.AfterFunc's goroutine reports it
 	assert.True(t, errors.Is(d.Reason, context.Canceled), "reason %v", d.Reason)
@@ -158,23 +160,38 @@ func TestAContextEndsAMessageInTheLane(t *testing.T) {
 	assert.Empty(t, dead)
 }
 
-// Once a flood has run, the lane lets its large ring go.
-func TestAnEmptyLaneLetsALargeRingGo(t *testing.T) {
+// A flood's backlog fills segments in order, and once it has run the
+// lane holds one segment and at most one spare: what the runner read
+// through went to the collector or became the spare.
+func TestAnEmptyLaneKeepsOneSegment(t *testing.T) {
 	a, open := heldActor(t)
-	for range 3 * laneKeep {
-		Tell(a, func(*Proc, *[]string) {})
+	const n = 3*laneSegSlots + 5
+	for i := range n {
+		Tell(a, note(strconv.Itoa(i)))
 	}
 	l := a.core.lane.Load()
+	require.EqualValues(t, n, l.entries())
 	l.mu.Lock()
-	require.Greater(t, len(l.buf), laneKeep)
+	segs := 1
+	for s := l.head; s != l.tail; s = s.next.Load() {
+		segs++
+	}
 	l.mu.Unlock()
+	assert.Equal(t, 4, segs, "segments for %d entries", n)
 	open()
-	_, err := Call(a, func(*Proc, *[]string) (int, error) { return 0, nil }).Get()
+	got, err := Call(a, func(_ *Proc, r *[]string) ([]string, error) { return append([]string(nil), *r...), nil }).Get()
 	require.NoError(t, err)
+	require.Len(t, got, n)
+	for i, s := range got {
+		require.Equal(t, strconv.Itoa(i), s, "out of order")
+	}
+	a.core.mu.Lock()
+	defer a.core.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	assert.Zero(t, l.cnt)
-	assert.Nil(t, l.buf, "the emptied lane keeps its ring of %d", len(l.buf))
+	assert.Zero(t, l.entries())
+	assert.Same(t, l.head, l.tail, "the emptied lane keeps more than one segment")
+	assert.Nil(t, l.head.next.Load())
 }
 
 // A group never makes a lane.
@@ -218,7 +235,7 @@ func TestALaneOutlivesItsFlood(t *testing.T) {
 	require.NotNil(t, a.core.intake.Load(), "a Call to an empty lane did not go to the intake")
 	Tell(a, note("tell"))
 	require.Same(t, l, a.core.lane.Load(), "the lane was made anew")
-	assert.EqualValues(t, 1, l.n.Load(), "a Tell to an idle actor with a lane did not go to it")
+	assert.EqualValues(t, 1, l.entries(), "a Tell to an idle actor with a lane did not go to it")
 	close(gate)
 	_, err = f.Get()
 	require.NoError(t, err)
