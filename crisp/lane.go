@@ -58,11 +58,15 @@ import (
 type lane struct {
 	// The senders' side, guarded by mu: the segment written last and
 	// how many of its slots are written.
-	mu     sync.Mutex
-	tail   *laneSeg
-	tw     int32
-	pushed atomic.Uint64 // entries pushed, ever; stored under mu
-	_      [64]byte      // the runner's side on a cache line of its own
+	mu   sync.Mutex
+	tail *laneSeg
+	tw   int32
+	_    [64]byte
+	// pushed counts the entries pushed, ever; stored under mu. On a
+	// cache line of its own: others read it (holds), and a sender's lock
+	// should not have to come back from their caches each time.
+	pushed atomic.Uint64
+	_      [64]byte
 
 	// The runner's side, guarded by the actor's mu: the segment read
 	// next, how many of its slots are read, and how many were written

@@ -227,7 +227,7 @@ func (a *core) makeQueue() {
 func (a *core) next() (m *message, j job, resume bool) {
 	for {
 		m, j, resume = a.nextArrived()
-		if m != nil || resume || !a.laned() {
+		if m != nil || resume || a.lane.Load() == nil {
 			return m, j, resume
 		}
 		m, j, again := a.fromLane()
