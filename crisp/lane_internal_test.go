@@ -3,11 +3,14 @@ package crisp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -242,4 +245,127 @@ func TestALaneOutlivesItsFlood(t *testing.T) {
 	got, err := Call(a, func(_ *Proc, r *[]string) ([]string, error) { return append([]string(nil), *r...), nil }).Get()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"flood", "call", "tell"}, got)
+}
+
+// TestLanesKeepEachSendersOrderAndLoseNothing floods actors from four
+// senders at once, on the real clock, with a mix of plain Tells (to the
+// lane), Calls without a deadline (to the lane while it holds anything,
+// else the intake), Tells with a context that is cancelled at random,
+// and Tells with a deadline (to the intake); in half the rounds the
+// actor is stopped while they send. Whatever the interleaving: each
+// sender's messages without a deadline run in the order it sent them;
+// every Tell either runs or reaches the dead-letter hook, exactly once;
+// every Call's future resolves, with its result if and only if it ran;
+// and the rounds made lanes (else the test tests nothing).
+func TestLanesKeepEachSendersOrderAndLoseNothing(t *testing.T) {
+	const (
+		rounds  = 8
+		senders = 4
+		each    = 1500
+	)
+	type ran struct{ sender, seq int }
+	var (
+		mu       sync.Mutex
+		log      []ran
+		outcomes = make(chan string, rounds*senders*each)
+	)
+	sys := NewSystem(WithLogger(discard()), WithDeadLetters(func(d DeadLetter) { outcomes <- "dead " + d.Message }))
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	lanes := 0
+	for round := range rounds {
+		log = log[:0]
+		a := Spawn(sys, 0)
+		in, gate := make(chan struct{}), make(chan struct{})
+		Tell(a, func(*Proc, int) { close(in); <-gate }, Detached())
+		<-in
+		var sent, done sync.WaitGroup
+		sent.Add(senders)
+		done.Add(senders)
+		var calls []*future.Future[int]
+		var callMu sync.Mutex
+		tells := 0
+		var tellMu sync.Mutex
+		for s := range senders {
+			go func() {
+				defer done.Done()
+				rng := rand.New(rand.NewPCG(uint64(round), uint64(s)))
+				myTells := 0
+				for i := range each {
+					if i == 100 {
+						sent.Done()
+					}
+					if round%2 == 1 && s == 0 && i == each/2 {
+						a.Stop()
+					}
+					name := MessageName(fmt.Sprintf("%d/%d", s, i))
+					record := func(*Proc, int) {
+						mu.Lock()
+						log = append(log, ran{s, i})
+						mu.Unlock()
+					}
+					switch k := rng.IntN(10); {
+					case k < 7:
+						myTells++
+						Tell(a, func(p *Proc, st int) { record(p, st); outcomes <- "ran" })
+					case k == 7:
+						f := Call(a, func(p *Proc, st int) (int, error) { record(p, st); return i, nil }, name)
+						callMu.Lock()
+						calls = append(calls, f)
+						callMu.Unlock()
+					case k == 8:
+						myTells++
+						ctx, cancel := context.WithCancel(context.Background())
+						Tell(a, func(p *Proc, st int) { record(p, st); outcomes <- "ran" }, Context(ctx), name)
+						if rng.IntN(2) == 0 {
+							cancel()
+						} else {
+							defer cancel()
+						}
+					default:
+						myTells++
+						Tell(a, func(*Proc, int) { outcomes <- "ran" }, Within(time.Hour), name) // not in the order
+					}
+				}
+				tellMu.Lock()
+				tells += myTells
+				tellMu.Unlock()
+			}()
+		}
+		sent.Wait()
+		close(gate)
+		done.Wait()
+		for _, f := range calls {
+			if _, err := f.Get(); err != nil {
+				require.ErrorIs(t, err, ErrStopped, "round %d", round)
+			}
+		}
+		for n := range tells {
+			select {
+			case <-outcomes:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("round %d: %d of %d Tells neither ran nor reached the dead-letter hook", round, tells-n, tells)
+			}
+		}
+		require.NoError(t, sys.WaitIdle(context.Background()))
+		select {
+		case o := <-outcomes:
+			t.Fatalf("round %d: an outcome too many: %s", round, o)
+		default:
+		}
+		if a.lane.Load() != nil {
+			lanes++
+		}
+		mu.Lock()
+		last := make([]int, senders)
+		for i := range last {
+			last[i] = -1
+		}
+		for _, r := range log {
+			require.Greater(t, r.seq, last[r.sender], "round %d: sender %d's messages ran out of order", round, r.sender)
+			last[r.sender] = r.seq
+		}
+		mu.Unlock()
+		a.Stop()
+	}
+	assert.Positive(t, lanes, "no round made a lane")
 }
