@@ -14,9 +14,10 @@ import (
 
 // sizeClass returns the size of the allocation Go's allocator makes for
 // an object of n bytes, for the small sizes these tests are about: the
-// runtime's size classes from 128 to 256 bytes.
+// runtime's size classes from 96 to 3072 bytes.
 func sizeClass(n uintptr) uintptr {
-	for _, c := range []uintptr{96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256} {
+	for _, c := range []uintptr{96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288, 320, 352, 384,
+		416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792, 2048, 2304, 2688, 3072} {
 		if n <= c {
 			return c
 		}
@@ -41,6 +42,16 @@ func TestAnIdleActorFitsIn192Bytes(t *testing.T) {
 // it enters its actor's policy queue or is sent with a priority, a tag or
 // a name (message.pi): a Tell is 112 bytes, not 160. This fails when a
 // word is added to the message or the future.
+// A lane costs its actor about 2.6 KB once made (doc.go's costs): the
+// lane and one segment, and a spare segment of the same size once a
+// flood has filled more than one.
+func TestALaneCostsAbout2600Bytes(t *testing.T) {
+	l, seg := sizeClass(unsafe.Sizeof(lane{})), sizeClass(unsafe.Sizeof(laneSeg{}))
+	assert.LessOrEqual(t, l+seg, uintptr(2600), "lane %d + segment %d bytes", l, seg)
+	assert.LessOrEqual(t, l+2*seg, uintptr(4900), "with a spare segment")
+	assert.EqualValues(t, 16, unsafe.Sizeof(laneSlot{}), "an entry")
+}
+
 func TestAQueuedCallFitsIn144Bytes(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(message{}), uintptr(96), "message")
 	assert.LessOrEqual(t, sizeClass(unsafe.Sizeof(call[*int, int]{})), uintptr(144), "call[*int, int] is %d bytes", unsafe.Sizeof(call[*int, int]{}))
