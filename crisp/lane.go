@@ -75,10 +75,16 @@ type lane struct {
 	r, lim int32
 	popped atomic.Uint64 // entries taken, ever; stored under the actor's mu
 	spare  atomic.Pointer[laneSeg]
-	_      [64]byte
+	// keep is a Tell the runner finished (tell.recycle), for the next
+	// entry's message: a flood's Tells go round between the runner and
+	// its lane without the stash's pinning twice a message. Guarded by
+	// the actor's mu.
+	keep *tellMem
+	_    [64]byte
 	// mk makes a Tell to the lane's actor of a handler (its func value's
-	// pointer), from the stash when it can (laneMaker).
-	mk func(fn unsafe.Pointer) *message
+	// pointer), in x if it is not nil, else from the stash when it can
+	// (laneMaker).
+	mk func(fn unsafe.Pointer, x *tellMem) *message
 }
 
 // laneSeg is a segment of a lane: senders fill its slots in order, each
@@ -120,7 +126,7 @@ func (a *core) laneable() bool {
 }
 
 // newLane returns an empty lane whose Tells mk makes.
-func newLane(mk func(unsafe.Pointer) *message) *lane {
+func newLane(mk func(unsafe.Pointer, *tellMem) *message) *lane {
 	seg := new(laneSeg)
 	return &lane{tail: seg, head: seg, mk: mk}
 }
@@ -179,18 +185,25 @@ func (l *lane) drop() {
 // an entry is counted once its sender has published it.
 func (l *lane) holds() bool { return l.pushed.Load() != l.popped.Load() }
 
-// message returns s's message: s.m, or a Tell made of s.fn.
-func (l *lane) message(s laneSlot) *message {
+// message returns s's message: s.m, or a Tell made of s.fn, in x if x
+// is not nil.
+func (l *lane) message(s laneSlot, x *tellMem) *message {
 	if s.m != nil {
 		return s.m
 	}
-	return l.mk(s.fn)
+	return l.mk(s.fn, x)
 }
 
 // laneMaker returns the lane's maker of Tells to a.
-func laneMaker[S any](a *Actor[S]) func(unsafe.Pointer) *message {
-	return func(fn unsafe.Pointer) *message {
-		t := newTell(a, nil)
+func laneMaker[S any](a *Actor[S]) func(unsafe.Pointer, *tellMem) *message {
+	return func(fn unsafe.Pointer, x *tellMem) *message {
+		var t *tell[S]
+		if x != nil {
+			t = (*tell[S])(unsafe.Pointer(x))
+			t.a = a
+		} else {
+			t = newTell(a, nil)
+		}
 		t.fn = *(*func(*Proc, S))(unsafe.Pointer(&fn))
 		t.job = t
 		return &t.message
@@ -227,7 +240,7 @@ func laneTell[S any](a *Actor[S], fn func(*Proc, S)) bool {
 // first.
 //
 //go:noinline
-func (a *core) makeLane(mk func(unsafe.Pointer) *message) *lane {
+func (a *core) makeLane(mk func(unsafe.Pointer, *tellMem) *message) *lane {
 	l := newLane(mk)
 	if a.lane.CompareAndSwap(nil, l) {
 		return l
@@ -279,7 +292,11 @@ func (a *core) fromLane() (m *message, j job, again bool) {
 			return nil, nil, true
 		}
 		l.drop()
-		m := l.message(s)
+		var x *tellMem
+		if s.m == nil {
+			x, l.keep = l.keep, nil
+		}
+		m := l.message(s, x)
 		if j := m.work(); m.state.CompareAndSwap(stQueued, m.takeState(j)) {
 			a.newArrivals()
 			a.seq++
@@ -310,7 +327,7 @@ func (a *core) failLane() {
 	}
 	a.mu.Unlock()
 	for _, s := range left {
-		m := l.message(s)
+		m := l.message(s, nil)
 		if m.state.CompareAndSwap(stQueued, stStopped) {
 			a.fail(m.work(), ErrStopped)
 		}

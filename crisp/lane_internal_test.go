@@ -369,3 +369,25 @@ func TestLanesKeepEachSendersOrderAndLoseNothing(t *testing.T) {
 	}
 	assert.Positive(t, lanes, "no round made a lane")
 }
+
+// A Tell the runner has finished waits in the lane for the next entry,
+// which runs in it: a flood's Tells go round between the runner and its
+// lane, not through the stash.
+func TestALaneEntryRunsInTheTellItsRunnerFinished(t *testing.T) {
+	a, open := heldActor(t)
+	Tell(a, note("first"))
+	open()
+	_, err := Call(a, func(*Proc, *[]string) (int, error) { return 0, nil }).Get()
+	require.NoError(t, err)
+	require.NoError(t, a.sys.WaitIdle(context.Background()))
+	l := a.core.lane.Load()
+	a.core.mu.Lock()
+	kept := l.keep
+	a.core.mu.Unlock()
+	require.NotNil(t, kept, "the finished Tell was not kept for the lane")
+
+	ran := make(chan *message, 1)
+	Tell(a, func(p *Proc, _ *[]string) { ran <- p.m })
+	assert.Same(t, &kept.message, <-ran, "the entry did not run in the kept Tell")
+	require.NoError(t, a.sys.WaitIdle(context.Background()))
+}

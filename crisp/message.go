@@ -383,7 +383,8 @@ func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
 }
 
 // recycle clears the message and puts it in the stash (putTell) for a
-// later Tell to any actor. A message that carried a context or keys, or whose
+// later Tell to any actor, or keeps it for its actor's lane's next entry
+// (lane.keep). Called by the runner, with the actor's mu held. A message that carried a context or keys, or whose
 // process suspended, had other holders (a context's callback, key lines,
 // a parked goroutine) and is left to the collector, as is every message
 // of an actor whose policy queue has misbehaved (it may still hold stale
@@ -394,6 +395,7 @@ func (t *tell[S]) recycle() {
 	if !t.finishedAlone(&t.a.core) {
 		return
 	}
+	l := t.a.lane.Load()
 	freeExt(&t.message)
 	it := t.pi.Load()
 	t.message = message{}
@@ -402,7 +404,12 @@ func (t *tell[S]) recycle() {
 		*it = policy.Item{}
 		t.pi.Store(it)
 	}
-	putTell((*tellMem)(unsafe.Pointer(t)))
+	x := (*tellMem)(unsafe.Pointer(t))
+	if l != nil && l.keep == nil {
+		l.keep = x // for the lane's next entry: see lane.keep
+		return
+	}
+	putTell(x)
 }
 
 // finishedAlone reports whether m, which a's runner has finished,
