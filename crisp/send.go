@@ -179,15 +179,22 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 	if fn == nil {
 		panic("crisp: Tell with a nil handler")
 	}
-	if len(opts) == 0 && a.unadorned() && laneTell(a, fn) {
+	if a.plainSend(opts) {
+		// The tests written out, not laneTell's call: every plain Tell
+		// to an actor without a lane passes here.
+		if (a.lane.Load() != nil || a.flags.Load()&fFlood != 0) && laneTell(a, fn) {
+			return
+		}
+		t := newTell(a, nil)
+		t.fn = fn
+		t.job = t
+		a.send(&t.message)
 		return
 	}
 	t := newTell(a, opts)
 	t.fn = fn
 	t.job = t
 	switch {
-	case a.plainSend(opts):
-		a.send(&t.message)
 	case a.withinOnly(opts):
 		a.sendWithin(&t.message, time.Duration(opts[0].n))
 	default:
@@ -294,7 +301,7 @@ func (a *core) send(m *message) {
 		a.refuseStopped(m)
 		return
 	}
-	if a.laneSend(m) {
+	if a.lane.Load() != nil && a.laneSend(m) {
 		return
 	}
 	// post, by hand: one frame fewer above start's.
@@ -336,7 +343,7 @@ func (a *core) sendWith(m *message, opts []SendOption) {
 	if !a.admit(m, &o) {
 		return // failed at once
 	}
-	if o.dl.IsZero() && a.laneSend(m) {
+	if o.dl.IsZero() && a.lane.Load() != nil && a.laneSend(m) {
 		return
 	}
 	if a.post(m, !o.dl.IsZero()) && !o.dl.IsZero() {
