@@ -291,8 +291,9 @@ func TestLanesKeepEachSendersOrderAndLoseNothing(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(round), uint64(s)))
 				myTells := 0
 				for i := range each {
-					if i == 100 {
+					if i == 100 { // a backlog for the runner to find, then the rest while it runs
 						sent.Done()
+						<-gate
 					}
 					if round%2 == 1 && s == 0 && i == each/2 {
 						a.Stop()
@@ -303,7 +304,11 @@ func TestLanesKeepEachSendersOrderAndLoseNothing(t *testing.T) {
 						log = append(log, ran{s, i})
 						mu.Unlock()
 					}
-					switch k := rng.IntN(10); {
+					k := rng.IntN(10)
+					if i < 100 {
+						k = 0 // a plain backlog: the runner's flood, which makes the lane
+					}
+					switch {
 					case k < 7:
 						myTells++
 						Tell(a, func(p *Proc, st int) { record(p, st); outcomes <- "ran" })
