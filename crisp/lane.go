@@ -333,6 +333,3 @@ func (a *core) failLane() {
 		}
 	}
 }
-
-// entries returns the entries the lane holds: for tests.
-func (l *lane) entries() int64 { return int64(l.pushed.Load() - l.popped.Load()) }

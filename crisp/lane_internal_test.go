@@ -72,6 +72,9 @@ func TestAFloodMakesTheLane(t *testing.T) {
 	}
 }
 
+// entries returns the entries l holds.
+func (l *lane) entries() int64 { return int64(l.pushed.Load() - l.popped.Load()) }
+
 func note(s string) func(*Proc, *[]string) {
 	return func(_ *Proc, r *[]string) { *r = append(*r, s) }
 }
