@@ -60,6 +60,12 @@ func scenario(t *testing.T, sys *crisp.System, mock *clock.Mock) {
 	require.NoError(t, err)
 	_, err = crisp.Call(pump, step).Get()
 	require.NoError(t, err)
+	// An observer hears of a finish after its outcome is delivered: the
+	// pump's runner may read the clock for it after Get returns, so the
+	// mock moves only once the pump is idle (else its Run could read the
+	// second the mock moves below: 2-3 runs in 150 under -race beside
+	// CPU-bound processes).
+	waitIdle(t, sys)
 
 	started := make(chan struct{})
 	release := make(chan struct{})
