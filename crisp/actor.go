@@ -75,7 +75,7 @@ type core struct {
 	grp    *group     // nil for a single actor
 	bound  *bound     // capacity and admission control (mailbox.go); nil without. Set at Spawn.
 	wd     watchdog.Entry
-	lane   atomic.Pointer[lane] // a busy EDF actor's messages without a deadline (lane.go); nil until needed
+	lane   atomic.Pointer[lane] // an EDF actor's messages without a deadline once it has flooded (lane.go); nil until then
 }
 
 // Bits of core.flags.

@@ -221,12 +221,12 @@ func (a *core) laned() bool {
 // queued: in the intake or the lane.
 func (a *core) arrived() bool { return a.intake.Load() != nil || a.laned() }
 
-// laneTell sends fn, a Tell without options, through a's lane, if a has
-// one or its runner has found a flood (fFlood: the lane is made), and
-// reports whether it did; if not, the caller sends it as usual.
-func laneTell[S any](a *Actor[S], fn func(*Proc, S)) bool {
+// laneTell sends fn, a Tell without options, through a's lane l, or
+// through a lane it makes if l is nil and a's runner has found a flood
+// (fFlood), and reports whether it did; if not, the caller sends it as
+// usual.
+func laneTell[S any](a *Actor[S], l *lane, fn func(*Proc, S)) bool {
 	c := &a.core
-	l := c.lane.Load()
 	if l == nil {
 		if c.flags.Load()&fFlood == 0 {
 			return false
@@ -249,13 +249,9 @@ func (a *core) makeLane(mk func(unsafe.Pointer, *tellMem) *message) *lane {
 }
 
 // laneSend sends m, a message without a deadline whose job is set, to
-// a's lane if the lane holds anything, and reports whether it did.
-func (a *core) laneSend(m *message) bool {
-	l := a.lane.Load()
-	if l == nil || !l.holds() {
-		return false
-	}
-	return a.lanePush(l, laneSlot{m: m})
+// a's lane l if l holds anything, and reports whether it did.
+func (a *core) laneSend(l *lane, m *message) bool {
+	return l.holds() && a.lanePush(l, laneSlot{m: m})
 }
 
 // lanePush puts s in l, a's lane, and makes sure a runner holds a. It
@@ -277,12 +273,8 @@ func (a *core) lanePush(l *lane, s laneSlot) bool {
 // fromLane takes the lane's oldest entry for the runner, once the list,
 // the queue and the intake are empty. It reports again, having taken
 // nothing, if the intake has filled meanwhile: the caller drains the
-// intake first. Called with a.mu held.
-func (a *core) fromLane() (m *message, j job, again bool) {
-	l := a.lane.Load()
-	if l == nil {
-		return nil, nil, false
-	}
+// intake first. l is a's lane. Called with a.mu held.
+func (a *core) fromLane(l *lane) (m *message, j job, again bool) {
 	for {
 		s, ok := l.peek()
 		if !ok {

@@ -119,7 +119,7 @@ func TestAnEntryWaitsBehindWhatTheIntakeHolds(t *testing.T) {
 	require.True(t, c.intakePush(&tl.message))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	got, _, again := c.fromLane()
+	got, _, again := c.fromLane(c.lane.Load())
 	require.Nil(t, got)
 	require.True(t, again, "the lane's entry was taken with the intake full")
 	require.EqualValues(t, 1, c.lane.Load().entries(), "the entry was taken")

@@ -384,13 +384,14 @@ func newTell[S any](a *Actor[S], opts []SendOption) *tell[S] {
 
 // recycle clears the message and puts it in the stash (putTell) for a
 // later Tell to any actor, or keeps it for its actor's lane's next entry
-// (lane.keep). Called by the runner, with the actor's mu held. A message that carried a context or keys, or whose
-// process suspended, had other holders (a context's callback, key lines,
-// a parked goroutine) and is left to the collector, as is every message
-// of an actor whose policy queue has misbehaved (it may still hold stale
-// items). An extension that holds only an observer's figures
-// (observe.go) had no other holder: it goes back to the system
-// (freeExt), for an observed Call or Tell.
+// (lane.keep). Called by the runner, with the actor's mu held. A message
+// that carried a context or keys, or whose process suspended, had other
+// holders (a context's callback, key lines, a parked goroutine) and is
+// left to the collector, as is every message of an actor whose policy
+// queue has misbehaved (it may still hold stale items). An extension
+// that holds only an observer's figures (observe.go) had no other
+// holder: it goes back to the system (freeExt), for an observed Call or
+// Tell.
 func (t *tell[S]) recycle() {
 	if !t.finishedAlone(&t.a.core) {
 		return

@@ -227,10 +227,11 @@ func (a *core) makeQueue() {
 func (a *core) next() (m *message, j job, resume bool) {
 	for {
 		m, j, resume = a.nextArrived()
-		if m != nil || resume || a.lane.Load() == nil {
+		l := a.lane.Load()
+		if m != nil || resume || l == nil {
 			return m, j, resume
 		}
-		m, j, again := a.fromLane()
+		m, j, again := a.fromLane(l)
 		if !again {
 			return m, j, false
 		}

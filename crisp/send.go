@@ -179,22 +179,18 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 	if fn == nil {
 		panic("crisp: Tell with a nil handler")
 	}
-	if a.plainSend(opts) {
-		// The tests written out, not laneTell's call: every plain Tell
-		// to an actor without a lane passes here.
-		if (a.lane.Load() != nil || a.flags.Load()&fFlood != 0) && laneTell(a, fn) {
-			return
-		}
-		t := newTell(a, nil)
-		t.fn = fn
-		t.job = t
-		a.send(&t.message)
+	plain := a.plainSend(opts)
+	// The lane's tests written out, not in laneTell's call: every plain
+	// Tell to an actor without a lane passes here.
+	if l := a.lane.Load(); plain && (l != nil || a.flags.Load()&fFlood != 0) && laneTell(a, l, fn) {
 		return
 	}
 	t := newTell(a, opts)
 	t.fn = fn
 	t.job = t
 	switch {
+	case plain:
+		a.send(&t.message)
 	case a.withinOnly(opts):
 		a.sendWithin(&t.message, time.Duration(opts[0].n))
 	default:
@@ -301,7 +297,7 @@ func (a *core) send(m *message) {
 		a.refuseStopped(m)
 		return
 	}
-	if a.lane.Load() != nil && a.laneSend(m) {
+	if l := a.lane.Load(); l != nil && a.laneSend(l, m) {
 		return
 	}
 	// post, by hand: one frame fewer above start's.
@@ -343,7 +339,7 @@ func (a *core) sendWith(m *message, opts []SendOption) {
 	if !a.admit(m, &o) {
 		return // failed at once
 	}
-	if o.dl.IsZero() && a.lane.Load() != nil && a.laneSend(m) {
+	if l := a.lane.Load(); o.dl.IsZero() && l != nil && a.laneSend(l, m) {
 		return
 	}
 	if a.post(m, !o.dl.IsZero()) && !o.dl.IsZero() {
