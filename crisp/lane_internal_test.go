@@ -36,8 +36,9 @@ func heldActor(t *testing.T, opts ...Option) (*Actor[*[]string], func()) {
 }
 
 // A runner that finds laneFlood messages in the intake at once marks its
-// actor, whose Tells then go to the lane, until it lets the actor go;
-// with fewer, a Tell to a held actor stays a message.
+// actor until it lets the actor go, and a plain Tell meanwhile makes the
+// actor's lane (which then stays); with fewer, a Tell to a held actor
+// stays a message and no lane is made.
 func TestAFloodMakesTheLane(t *testing.T) {
 	sys := NewSystem()
 	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
