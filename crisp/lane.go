@@ -1,13 +1,15 @@
 package crisp
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
-// The lane: an actor's backlog of messages without a deadline, once it
-// has flooded.
+// The lane: an actor's backlog, once it has flooded, of messages in
+// EDF's order as they arrive.
 //
 // A flood queues faster than its actor runs, and its backlog is live
 // until it runs: with a 112-byte Tell per queued message, a million of
@@ -15,10 +17,11 @@ import (
 // protoactor's mailbox is a ring of interface values, 16 bytes a
 // message. So an actor under EDF (the default policy) whose runner has
 // once found a flood in its intake (laneFlood, fFlood) is given a lane,
-// a queue of slots in segments, and from then on a Tell to it without options queues only its
-// handler there (a pointer, no message at all); while the lane holds
-// anything, every other message without a deadline follows it there, as
-// its message. The runner makes a Tell of a handler, from its own
+// a queue of slots in segments, and from then on a Tell to it without
+// options, or with one Within, queues only its handler there (a pointer
+// and the deadline's key, no message at all); a Call or CallNext with
+// one Within goes there as its message, and while the lane holds
+// anything, so does every other message without a deadline. The runner makes a Tell of a handler, from its own
 // processor's stash, when it takes it, and the Tell goes back to that
 // stash when it has run: a flood's backlog is 16 bytes a message, and a
 // Tell's memory stays on the processor that runs it.
@@ -38,21 +41,29 @@ import (
 // twenty-sixth session). What a lane keeps when empty is its struct, a
 // segment and at most one spare (laneSegSlots).
 //
-// Order. EDF runs every message with a deadline before every one
-// without, and those without in arrival order. Messages with a deadline
-// go to the intake as always; while the lane holds anything, every
-// message without one goes to the lane (send, sendWith), so the lane
-// holds them in arrival order; a message without a deadline, other than
-// a plain Tell, sent while the lane was empty went to the intake. The
-// runner takes from the lane only when its list, queue and intake hold
-// nothing (next), and having found an entry it looks at the intake once
-// more before it takes it: a message that arrived meanwhile may be one
-// the same sender sent before the entry (its push to the intake happens
-// before its push to the lane), so the entry stays and the intake is
+// Order. EDF runs messages by deadline, those without one last, and
+// equal ones in arrival order. The lane holds its entries in that
+// order: an entry whose deadline comes before the last one's (no
+// deadline comes after every deadline) is refused while the lane holds
+// anything (lane.push) and goes to the intake, as does every message
+// with a context, keys, or options beyond one Within. The runner
+// compares the lane's first entry with the first of what it has queued
+// (nextLaned, laneFirst; while its list holds work, the entry joins the
+// policy's queue to be compared there), and takes the lane's only if it
+// comes strictly first: on a tie the queued message arrived first. That
+// holds because a message pushed to the intake carries the count of
+// lane entries pushed before it (intakePush, in its seq until it is
+// queued), and the runner queues those of them that do not come after
+// it ahead of it (laneBefore). Having found an entry, the runner looks
+// at the intake once more before it takes it: a message that arrived
+// meanwhile may be one the same sender sent before the entry (its push
+// to the intake happens before its push to the lane), and the intake is
 // drained first. A resumed process's message was taken before
-// everything the lane still holds, so it may run first, as it does (its
-// list comes before the lane). Only EDF actors that are neither groups
-// nor bounded, in a system without an observer, ever make a lane
+// everything the lane still holds, so it runs in its order in the
+// policy's queue. The lane's first deadline is the earliest it holds:
+// the watchdog sees it (firstDeadline) and fails the due entries from
+// the front (expireLane). Only EDF actors that are neither groups nor
+// bounded, in a system without an observer, ever make a lane
 // (laneable); the others keep every message in the intake and their
 // list.
 type lane struct {
@@ -61,6 +72,10 @@ type lane struct {
 	mu   sync.Mutex
 	tail *laneSeg
 	tw   int32
+	// last is the order (laneSlot.order) of the entry pushed last: the
+	// lane holds its entries in EDF's order, so an entry that would go
+	// before it is refused while the lane holds anything.
+	last int64
 	_    [64]byte
 	// pushed counts the entries pushed, ever; stored under mu. On a
 	// cache line of its own: others read it (holds), and a sender's lock
@@ -84,7 +99,8 @@ type lane struct {
 	// mk makes a Tell to the lane's actor of a handler (its func value's
 	// pointer), in x if it is not nil, else from the stash when it can
 	// (laneMaker).
-	mk func(fn unsafe.Pointer, x *tellMem) *message
+	mk  func(fn unsafe.Pointer, x *tellMem) *message
+	sys *System // for its entries' deadlines (atKey)
 }
 
 // laneSeg is a segment of a lane: senders fill its slots in order, each
@@ -104,11 +120,53 @@ type laneSeg struct {
 // empty lane keeps one segment and at most one spare.
 const laneSegSlots = 128
 
-// laneSlot is one entry of a lane: a Tell's handler (fn), or a message.
+// laneSlot is one entry of a lane: a Tell's handler or a message (p),
+// with its start deadline's key (System.key) for the order the lane
+// keeps (k).
 type laneSlot struct {
-	fn unsafe.Pointer
-	m  *message
+	p unsafe.Pointer // the handler's func value, or the *message
+	// k is the deadline's key shifted left once (0 for no deadline),
+	// its low bit set if p is a message. The key of a deadline the lane
+	// takes is positive and below 1<<62 (laneKey).
+	k int64
 }
+
+// key returns the entry's deadline key, or 0 if it has no deadline.
+func (s laneSlot) key() int64 { return s.k >> 1 }
+
+// isMsg reports whether the entry is a message, not a handler.
+func (s laneSlot) isMsg() bool { return s.k&1 != 0 }
+
+// order returns the entry's place in EDF's order: its deadline key, or
+// the largest key for no deadline.
+func (s laneSlot) order() int64 {
+	if k := s.key(); k != 0 {
+		return k
+	}
+	return math.MaxInt64
+}
+
+// handlerSlot returns the entry of a Tell's handler fn (a func value)
+// with deadline key k (0 for none).
+func handlerSlot(fn unsafe.Pointer, k int64) laneSlot { return laneSlot{p: fn, k: k << 1} }
+
+// messageSlot returns the entry of m, with deadline key k (0 for none).
+func messageSlot(m *message, k int64) laneSlot {
+	return laneSlot{p: unsafe.Pointer(m), k: k<<1 | 1}
+}
+
+// laneKey returns dl's key for a lane entry and reports whether the
+// lane can hold it: a deadline after the system's epoch by less than
+// 1<<62 ns (146 years), whose key gives it back exactly (atKey).
+func (s *System) laneKey(dl time.Time) (int64, bool) {
+	k := s.key(dl)
+	return k, k > 0 && k < 1<<62
+}
+
+// atKey returns the deadline whose key is k: the system's epoch plus k.
+// A deadline read from the system's clock and a Within is so already
+// (System.now), and atKey gives it back equal to the nanosecond.
+func (s *System) atKey(k int64) time.Time { return s.epoch.Add(time.Duration(k)) }
 
 // laneFlood is the backlog that gives an actor its lane: once this many
 // plain messages wait in its list (pn) as the intake is queued, the
@@ -125,15 +183,23 @@ func (a *core) laneable() bool {
 	return a.cfg.edf && a.grp == nil && a.bound == nil && a.sys.obs == nil
 }
 
-// newLane returns an empty lane whose Tells mk makes.
-func newLane(mk func(unsafe.Pointer, *tellMem) *message) *lane {
+// newLane returns an empty lane of an actor of sys whose Tells mk makes.
+func newLane(sys *System, mk func(unsafe.Pointer, *tellMem) *message) *lane {
 	seg := new(laneSeg)
-	return &lane{tail: seg, head: seg, mk: mk}
+	return &lane{tail: seg, head: seg, mk: mk, sys: sys}
 }
 
-// push puts s at the lane's end. Called by senders.
-func (l *lane) push(s laneSlot) {
+// push puts s at the lane's end and reports true, unless s goes before
+// the last entry in EDF's order while the lane holds anything: then it
+// reports false and puts nothing. Called by senders.
+func (l *lane) push(s laneSlot) bool {
+	o := s.order()
 	l.mu.Lock()
+	if o < l.last && l.pushed.Load() != l.popped.Load() {
+		l.mu.Unlock()
+		return false
+	}
+	l.last = o
 	t := l.tail
 	if l.tw == laneSegSlots {
 		n := l.spare.Swap(nil)
@@ -148,6 +214,7 @@ func (l *lane) push(s laneSlot) {
 	t.w.Store(l.tw) // published: the runner may read the slot
 	l.pushed.Store(l.pushed.Load() + 1)
 	l.mu.Unlock()
+	return true
 }
 
 // peek returns the lane's first entry without taking it. Called by the
@@ -185,13 +252,17 @@ func (l *lane) drop() {
 // an entry is counted once its sender has published it.
 func (l *lane) holds() bool { return l.pushed.Load() != l.popped.Load() }
 
-// message returns s's message: s.m, or a Tell made of s.fn, in x if x
-// is not nil.
+// message returns s's message: the message s holds, or a Tell made of
+// its handler, in x if x is not nil, with its deadline.
 func (l *lane) message(s laneSlot, x *tellMem) *message {
-	if s.m != nil {
-		return s.m
+	if s.isMsg() {
+		return (*message)(s.p)
 	}
-	return l.mk(s.fn, x)
+	m := l.mk(s.p, x)
+	if k := s.key(); k != 0 {
+		m.deadline = l.sys.atKey(k)
+	}
+	return m
 }
 
 // laneMaker returns the lane's maker of Tells to a.
@@ -233,7 +304,31 @@ func laneTell[S any](a *Actor[S], l *lane, fn func(*Proc, S)) bool {
 		}
 		l = c.makeLane(laneMaker(a))
 	}
-	return c.lanePush(l, laneSlot{fn: *(*unsafe.Pointer)(unsafe.Pointer(&fn))})
+	return c.lanePush(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), 0))
+}
+
+// laneTellWithin sends fn, a Tell whose one option is Within(d)
+// (withinOnly), through a's lane l, or through a lane it makes if l is
+// nil and a's runner has found a flood (fFlood), if its deadline comes
+// no earlier than the lane's last entry's; else, or if a has no lane to
+// take it, it sends it as a message through the intake, with opts.
+func laneTellWithin[S any](a *Actor[S], l *lane, fn func(*Proc, S), opts []SendOption) {
+	c := &a.core
+	now := c.sys.now()
+	dl := now.Add(time.Duration(opts[0].n))
+	if k, ok := c.sys.laneKey(dl); ok && now.Before(dl) && (l != nil || c.flags.Load()&fFlood != 0) {
+		if l == nil {
+			l = c.makeLane(laneMaker(a))
+		}
+		if c.lanePush(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), k)) {
+			c.needWatch(dl, now)
+			return
+		}
+	}
+	t := newTell(a, opts)
+	t.fn = fn
+	t.job = t
+	c.sendWithinAt(&t.message, now, dl)
 }
 
 // makeLane gives a its lane, made with mk unless another sender's came
@@ -241,7 +336,7 @@ func laneTell[S any](a *Actor[S], l *lane, fn func(*Proc, S)) bool {
 //
 //go:noinline
 func (a *core) makeLane(mk func(unsafe.Pointer, *tellMem) *message) *lane {
-	l := newLane(mk)
+	l := newLane(a.sys, mk)
 	if a.lane.CompareAndSwap(nil, l) {
 		return l
 	}
@@ -251,17 +346,17 @@ func (a *core) makeLane(mk func(unsafe.Pointer, *tellMem) *message) *lane {
 // laneSend sends m, a message without a deadline whose job is set, to
 // a's lane l if l holds anything, and reports whether it did.
 func (a *core) laneSend(l *lane, m *message) bool {
-	return l.holds() && a.lanePush(l, laneSlot{m: m})
+	return l.holds() && a.lanePush(l, messageSlot(m, 0))
 }
 
 // lanePush puts s in l, a's lane, and makes sure a runner holds a. It
-// reports false, having put nothing, if a stopped or drains: the caller
-// then refuses the message as usual.
+// reports false, having put nothing, if a stopped or drains (the caller
+// then refuses the message as usual) or if l refuses s for its deadline
+// (lane.push; the caller then sends it through the intake).
 func (a *core) lanePush(l *lane, s laneSlot) bool {
-	if a.flags.Load()&(fStopped|fDraining) != 0 {
+	if a.flags.Load()&(fStopped|fDraining) != 0 || !l.push(s) {
 		return false
 	}
-	l.push(s)
 	if a.stopped() { // stopped meanwhile: Stop may have emptied the lane already
 		a.failLane()
 		return true
@@ -270,34 +365,164 @@ func (a *core) lanePush(l *lane, s laneSlot) bool {
 	return true
 }
 
-// fromLane takes the lane's oldest entry for the runner, once the list,
-// the queue and the intake are empty. It reports again, having taken
-// nothing, if the intake has filled meanwhile: the caller drains the
-// intake first. l is a's lane. Called with a.mu held.
-func (a *core) fromLane(l *lane) (m *message, j job, again bool) {
+// nextLaned is next for an actor with a lane l: the intake queued, then
+// the earlier in EDF's order of the lane's first entry and what the
+// list, the queue and the plain messages hold next; on a tie, the
+// latter, which arrived first (see laneBefore). Having found an entry
+// it looks at the intake once more before it takes it: a message that
+// arrived meanwhile may be one the same sender sent before the entry
+// (its push to the intake happens before its push to the lane), and it
+// is queued first. Called with a.mu held.
+func (a *core) nextLaned(l *lane) (m *message, j job, resume bool) {
 	for {
-		s, ok := l.peek()
-		if !ok {
-			return nil, nil, false
-		}
 		if a.intake.Load() != nil {
-			return nil, nil, true
+			a.drain()
 		}
-		l.drop()
-		var x *tellMem
-		if s.m == nil {
-			x, l.keep = l.keep, nil
+		s, ok, again := a.peekLane(l)
+		switch {
+		case !ok:
+			return a.take()
+		case again:
+			continue
+		case a.qhead != nil:
+			// The list holds work, ordered by the policy's queue: an
+			// entry with a deadline joins it to be compared, one at a
+			// time, each no later than the lane's next; one without
+			// waits for the list to have nothing ready.
+			if s.key() != 0 {
+				a.laneToList(l, s)
+				return a.take()
+			}
+			if m, j, resume = a.take(); m != nil || resume {
+				return m, j, resume
+			}
+		case !a.laneFirst(s):
+			return a.take()
 		}
-		m := l.message(s, x)
-		if j := m.work(); m.state.CompareAndSwap(stQueued, m.takeState(j)) {
-			a.newArrivals()
-			a.seq++
-			m.seq = a.seq
+		if m, j := a.takeLane(l, s); m != nil {
 			return m, j, false
 		}
 		// Cancelled on the way (its context ended): its canceller has
 		// reported it.
 	}
+}
+
+// peekLane returns the lane's first entry, if it holds one (ok), and
+// reports again if the intake holds anything: it is to be queued first.
+// Called with a.mu held.
+func (a *core) peekLane(l *lane) (s laneSlot, ok, again bool) {
+	s, ok = l.peek()
+	return s, ok, ok && a.intake.Load() != nil
+}
+
+// laneFirst reports whether lane entry s comes before the plain
+// messages and those spilled from them (placePlain) in EDF's order;
+// on a tie it does not. Called with a.mu held, with no list.
+func (a *core) laneFirst(s laneSlot) bool {
+	if a.pn == 0 {
+		return true
+	}
+	b := a.phead
+	if a.spilled() {
+		if d := a.dl.Peek(); b == nil || b.deadline.IsZero() || earlierDeadline(d, b) {
+			b = d
+		}
+	}
+	if b == nil {
+		return true
+	}
+	k := s.key()
+	return k != 0 && (b.deadline.IsZero() || k < a.sys.key(b.deadline))
+}
+
+// takeLane takes s, the lane's first entry, as its message for the
+// runner, or returns nil if it was cancelled on the way. Called with
+// a.mu held.
+func (a *core) takeLane(l *lane, s laneSlot) (*message, job) {
+	l.drop()
+	var x *tellMem
+	if !s.isMsg() {
+		x, l.keep = l.keep, nil
+	}
+	m := l.message(s, x)
+	if j := m.work(); m.state.CompareAndSwap(stQueued, m.takeState(j)) {
+		a.newArrivals()
+		a.seq++
+		m.seq = a.seq
+		return m, j
+	}
+	return nil, nil
+}
+
+// laneToList moves s, the lane's first entry, into the list and the
+// policy's queue. Called with a.mu held.
+func (a *core) laneToList(l *lane, s laneSlot) {
+	l.drop()
+	a.queueFromLane(l.message(s, nil))
+}
+
+// queueFromLane queues m, just taken off the lane, as the intake's
+// drain queues a message (drainList). Called with a.mu held.
+func (a *core) queueFromLane(m *message) {
+	a.newArrivals()
+	if m.state.Load() != stQueued {
+		return // cancelled on the way
+	}
+	a.seq++
+	m.seq = a.seq
+	if !a.plainOK(m) || !a.placePlain(m) {
+		a.makeQueue()
+		a.link(m)
+		a.enqueue(m)
+	}
+}
+
+// laneBefore queues, ahead of m, the lane's entries that arrived
+// before m and do not come after it in EDF's order: m, from the intake,
+// carries in its seq the count of entries pushed to the lane before it
+// went there (intakePush). So whatever the runner has queued arrived
+// before every lane entry of its deadline, and ties between the two go
+// to the queued (nextLaned). Entries that come after m stay: m goes
+// first anyway. Called with a.mu held.
+func (a *core) laneBefore(l *lane, m *message) {
+	o := int64(math.MaxInt64)
+	if !m.deadline.IsZero() {
+		o = a.sys.key(m.deadline)
+	}
+	for l.popped.Load() < m.seq {
+		s, ok := l.peek()
+		if !ok || s.order() > o {
+			return
+		}
+		l.drop()
+		a.queueFromLane(l.message(s, nil))
+	}
+}
+
+// expireLane misses the lane's first entries whose deadline is at or
+// before now: in EDF's order, the due ones are a prefix. Called with
+// a.mu held.
+func (a *core) expireLane(l *lane, now time.Time) {
+	k := a.sys.key(now)
+	for {
+		s, ok := l.peek()
+		if !ok || s.key() == 0 || s.key() > k {
+			return
+		}
+		l.drop()
+		if m := l.message(s, nil); m.state.CompareAndSwap(stQueued, stMissed) {
+			a.addFailure(failure{m: m, at: now})
+		}
+	}
+}
+
+// laneDeadline returns the earliest deadline in the lane l, its first
+// entry's, or the zero time. Called with a.mu held.
+func (a *core) laneDeadline(l *lane) time.Time {
+	if s, ok := l.peek(); ok && s.key() != 0 {
+		return a.sys.atKey(s.key())
+	}
+	return time.Time{}
 }
 
 // failLane fails everything in a's lane with ErrStopped: a has stopped.

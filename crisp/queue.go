@@ -222,23 +222,16 @@ func (a *core) makeQueue() {
 
 // next is drain followed by take, with a shortcut: when nothing is
 // queued and exactly one message arrived, every policy must choose it,
-// so it is claimed without passing through the policy's queue. Called
-// with a.mu held.
+// so it is claimed without passing through the policy's queue. An actor
+// with a lane takes from it too (nextLaned). Called with a.mu held.
 func (a *core) next() (m *message, j job, resume bool) {
-	for {
-		m, j, resume = a.nextArrived()
-		l := a.lane.Load()
-		if m != nil || resume || l == nil {
-			return m, j, resume
-		}
-		m, j, again := a.fromLane(l)
-		if !again {
-			return m, j, false
-		}
+	if l := a.lane.Load(); l != nil {
+		return a.nextLaned(l)
 	}
+	return a.nextArrived()
 }
 
-// nextArrived is next without the lane.
+// nextArrived is next for an actor without a lane.
 func (a *core) nextArrived() (m *message, j job, resume bool) {
 	var h *message
 	if a.intake.Load() != nil {
@@ -269,10 +262,14 @@ func (a *core) drainList(h *message) {
 		h.next = rev
 		rev, h = h, next
 	}
+	l := a.lane.Load()
 	for m := rev; m != nil; {
 		next := m.next
 		m.next = nil
 		if m.state.Load() == stQueued { // not cancelled on the way
+			if l != nil && m.seq > l.popped.Load() {
+				a.laneBefore(l, m) // lane entries that arrived before it
+			}
 			a.seq++
 			m.seq = a.seq
 			if !a.plainOK(m) || !a.placePlain(m) {

@@ -182,8 +182,15 @@ func Tell[S any](to Ref[S], fn func(p *Proc, s S), opts ...SendOption) {
 	plain := a.plainSend(opts)
 	// The lane's tests written out, not in laneTell's call: every plain
 	// Tell to an actor without a lane passes here.
-	if l := a.lane.Load(); plain && (l != nil || a.flags.Load()&fFlood != 0) && laneTell(a, l, fn) {
-		return
+	if l := a.lane.Load(); l != nil || a.flags.Load()&fFlood != 0 {
+		if plain {
+			if laneTell(a, l, fn) {
+				return
+			}
+		} else if a.withinOnly(opts) {
+			laneTellWithin(a, l, fn, opts)
+			return
+		}
 	}
 	t := newTell(a, opts)
 	t.fn = fn
@@ -270,7 +277,13 @@ func (a *core) unadorned() bool {
 // 1.15, chameneos 1.32 -> 1.24, fork-join 1.34 -> 1.29.
 func (a *core) sendWithin(m *message, d time.Duration) {
 	now := a.sys.now()
-	dl := now.Add(d)
+	a.sendWithinAt(m, now, now.Add(d))
+}
+
+// sendWithinAt is sendWithin with the clock read: now, and dl, the
+// message's deadline from it. An actor with a lane takes m there if
+// its deadline comes no earlier than the lane's last entry's.
+func (a *core) sendWithinAt(m *message, now, dl time.Time) {
 	m.deadline = dl
 	if !now.Before(dl) {
 		m.state.Store(stMissed)
@@ -280,6 +293,12 @@ func (a *core) sendWithin(m *message, d time.Duration) {
 	if a.flags.Load()&(fStopped|fDraining) != 0 {
 		a.refuseStopped(m)
 		return
+	}
+	if l := a.lane.Load(); l != nil {
+		if k, ok := a.sys.laneKey(dl); ok && a.lanePush(l, messageSlot(m, k)) {
+			a.needWatch(dl, now)
+			return
+		}
 	}
 	if a.post(m, true) {
 		a.needWatch(dl, now)
@@ -527,6 +546,13 @@ func (a *core) watchContext(m *message, ctx context.Context) {
 // intakePush puts m on a's intake. It reports false if a stopped meanwhile:
 // nobody will drain the intake, so push has failed what it held.
 func (a *core) intakePush(m *message) bool {
+	// Until the runner gives m its arrival number, m.seq counts the
+	// entries pushed to the actor's lane before m came here: the runner
+	// queues those of them that do not come after m first (laneBefore).
+	m.seq = 0
+	if l := a.lane.Load(); l != nil {
+		m.seq = l.pushed.Load()
+	}
 	for {
 		h := a.intake.Load()
 		m.next = h

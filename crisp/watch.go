@@ -110,8 +110,8 @@ func (a *core) firstToWatch(first time.Time) (time.Time, time.Time) {
 // firstDeadline returns the earliest deadline queued, or the zero time.
 // The plain messages (see placePlain) are in deadline order, those with
 // one first: their earliest is the first's. The deadline index holds
-// the list's, or those spilled from the plain ones. Called with a.mu
-// held.
+// the list's, or those spilled from the plain ones. A lane is in
+// deadline order too (lane.push). Called with a.mu held.
 func (a *core) firstDeadline() time.Time {
 	var first time.Time
 	if a.phead != nil {
@@ -119,6 +119,11 @@ func (a *core) firstDeadline() time.Time {
 	}
 	if a.dl != nil && a.dl.Len() > 0 {
 		if d := a.dl.Peek().deadline; first.IsZero() || d.Before(first) {
+			first = d
+		}
+	}
+	if l := a.lane.Load(); l != nil {
+		if d := a.laneDeadline(l); !d.IsZero() && (first.IsZero() || d.Before(first)) {
 			first = d
 		}
 	}
@@ -193,6 +198,9 @@ func (a *core) startAny() {
 // now. The outcomes go to a.failed, for delivery after unlocking. Called
 // with a.mu held.
 func (a *core) expireDue(now time.Time) {
+	if l := a.lane.Load(); l != nil {
+		a.expireLane(l, now)
+	}
 	// The plain messages with a deadline come first among them, earliest
 	// first (placePlain): the due ones are a prefix. Those spilled from
 	// them wait in the deadline index, below.
