@@ -155,12 +155,12 @@ func messageSlot(m *message, k int64) laneSlot {
 	return laneSlot{p: unsafe.Pointer(m), k: k<<1 | 1}
 }
 
-// laneKey returns dl's key for a lane entry and reports whether the
-// lane can hold it: a deadline after the system's epoch by less than
-// 1<<62 ns (146 years), whose key gives it back exactly (atKey).
-func (s *System) laneKey(dl time.Time) (int64, bool) {
-	k := s.key(dl)
-	return k, k > 0 && k < 1<<62
+// withinKey returns the key of the deadline d after the clock reading
+// whose key is since, and reports whether a lane can hold it: a
+// deadline after the reading (d > 0) whose key is below 1<<62 (146
+// years after the system's epoch), which atKey gives back exactly.
+func withinKey(since int64, d time.Duration) (int64, bool) {
+	return since + int64(d), d > 0 && since >= 0 && int64(d) < 1<<62-since
 }
 
 // atKey returns the deadline whose key is k: the system's epoch plus k.
@@ -307,28 +307,30 @@ func laneTell[S any](a *Actor[S], l *lane, fn func(*Proc, S)) bool {
 	return c.lanePush(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), 0))
 }
 
-// laneTellWithin sends fn, a Tell whose one option is Within(d)
+// laneTellWithin sends fn, a Tell whose one option is Within
 // (withinOnly), through a's lane l, or through a lane it makes if l is
 // nil and a's runner has found a flood (fFlood), if its deadline comes
-// no earlier than the lane's last entry's; else, or if a has no lane to
-// take it, it sends it as a message through the intake, with opts.
+// no earlier than the lane's last entry's; else, or if a lane cannot
+// hold its deadline (withinKey), it sends it as a message with opts, as
+// any Tell with one Within. Its clock reading stays a key (System.since)
+// unless the watchdog needs a time: a deadline's times, made from a
+// key, were a quarter of a deadlined flood's CPU profile.
 func laneTellWithin[S any](a *Actor[S], l *lane, fn func(*Proc, S), opts []SendOption) {
 	c := &a.core
-	now := c.sys.now()
-	dl := now.Add(time.Duration(opts[0].n))
-	if k, ok := c.sys.laneKey(dl); ok && now.Before(dl) && (l != nil || c.flags.Load()&fFlood != 0) {
+	since := c.sys.since()
+	if k, ok := withinKey(since, time.Duration(opts[0].n)); ok && (l != nil || c.flags.Load()&fFlood != 0) {
 		if l == nil {
 			l = c.makeLane(laneMaker(a))
 		}
 		if c.lanePush(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), k)) {
-			c.needWatch(dl, now)
+			c.needWatchKey(k, since)
 			return
 		}
 	}
 	t := newTell(a, opts)
 	t.fn = fn
 	t.job = t
-	c.sendWithinAt(&t.message, now, dl)
+	c.sendWithinAt(&t.message, since, time.Duration(opts[0].n))
 }
 
 // makeLane gives a its lane, made with mk unless another sender's came

@@ -276,14 +276,39 @@ func (a *core) unadorned() bool {
 // 2 vCPU, 18 runs each), counting 1.55 -> 1.36, threadring 1.27 ->
 // 1.15, chameneos 1.32 -> 1.24, fork-join 1.34 -> 1.29.
 func (a *core) sendWithin(m *message, d time.Duration) {
-	now := a.sys.now()
-	a.sendWithinAt(m, now, now.Add(d))
+	a.sendWithinAt(m, a.sys.since(), d)
 }
 
-// sendWithinAt is sendWithin with the clock read: now, and dl, the
-// message's deadline from it. An actor with a lane takes m there if
+// sendWithinAt is sendWithin with the clock read: since is the
+// reading's key (System.since). An actor with a lane takes m there if
 // its deadline comes no earlier than the lane's last entry's.
-func (a *core) sendWithinAt(m *message, now, dl time.Time) {
+func (a *core) sendWithinAt(m *message, since int64, d time.Duration) {
+	k, ok := withinKey(since, d)
+	if !ok {
+		a.sendWithinTimes(m, a.sys.atKey(since), d)
+		return
+	}
+	m.deadline = a.sys.atKey(k)
+	if a.flags.Load()&(fStopped|fDraining) != 0 {
+		a.refuseStopped(m)
+		return
+	}
+	if l := a.lane.Load(); l != nil && a.lanePush(l, messageSlot(m, k)) {
+		a.needWatchKey(k, since)
+		return
+	}
+	if a.post(m, true) {
+		a.needWatchKey(k, since)
+	}
+}
+
+// sendWithinTimes is sendWithinAt for a deadline that is due already or
+// too far for a key (withinKey), with times: now, the clock's reading,
+// and d.
+//
+//go:noinline
+func (a *core) sendWithinTimes(m *message, now time.Time, d time.Duration) {
+	dl := now.Add(d)
 	m.deadline = dl
 	if !now.Before(dl) {
 		m.state.Store(stMissed)
@@ -293,12 +318,6 @@ func (a *core) sendWithinAt(m *message, now, dl time.Time) {
 	if a.flags.Load()&(fStopped|fDraining) != 0 {
 		a.refuseStopped(m)
 		return
-	}
-	if l := a.lane.Load(); l != nil {
-		if k, ok := a.sys.laneKey(dl); ok && a.lanePush(l, messageSlot(m, k)) {
-			a.needWatch(dl, now)
-			return
-		}
 	}
 	if a.post(m, true) {
 		a.needWatch(dl, now)

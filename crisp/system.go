@@ -259,6 +259,16 @@ func (s *System) now() time.Time {
 	return s.clk.Now()
 }
 
+// since returns the clock's reading as a key (key): now's, without
+// making the time.Time. The real clock's, read as now reads it, is
+// exactly the key of the time now would return.
+func (s *System) since() int64 {
+	if s.realClock {
+		return int64(time.Since(s.epoch)) // clock seam: the real clock, read directly, as now reads it
+	}
+	return s.key(s.clk.Now())
+}
+
 // check panics, naming op, unless s was made by NewSystem: a zero System
 // has no clock and no watchdog.
 func (s *System) check(op string) {

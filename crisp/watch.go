@@ -63,14 +63,28 @@ func (a *core) needWatch(dl, now time.Time) {
 	if !a.occupied() {
 		return // the runner takes its next message soon and checks it then
 	}
-	s := a.sys
-	k := s.key(dl)
-	if k >= a.wdKey.Load() {
-		return // the entry is early enough
+	if k := a.sys.key(dl); k < a.wdKey.Load() {
+		a.watchEarlier(k, dl, now)
 	}
+}
+
+// needWatchKey is needWatch with keys: k, the deadline's, and since, the
+// clock reading's (System.since). It makes times only if the watchdog
+// needs them.
+func (a *core) needWatchKey(k, since int64) {
+	if a.occupied() && k < a.wdKey.Load() {
+		a.watchEarlier(k, a.sys.atKey(k), a.sys.atKey(since))
+	}
+}
+
+// watchEarlier moves the watchdog's entry for the actor to dl, whose
+// key is k, if it is still later and a handler still runs.
+//
+//go:noinline
+func (a *core) watchEarlier(k int64, dl, now time.Time) {
 	a.mu.Lock()
 	if a.occupied() && k < a.wdKey.Load() && !a.stopped() {
-		if s.wd.Watch(&a.wd, a.target(), dl, now) {
+		if a.sys.wd.Watch(&a.wd, a.target(), dl, now) {
 			a.wdKey.Store(k)
 		}
 	}
@@ -81,11 +95,10 @@ func (a *core) needWatch(dl, now time.Time) {
 // earliest deadline queued, and fails what is already due. The runner
 // calls it when a handler starts. Called with a.mu held.
 func (a *core) watchQueued() {
-	first := a.firstDeadline()
-	if first.IsZero() || a.sys.key(first) >= a.wdKey.Load() {
+	if a.firstKey() >= a.wdKey.Load() {
 		return
 	}
-	first, now := a.firstToWatch(first)
+	first, now := a.firstToWatch(a.firstDeadline())
 	if first.IsZero() {
 		return
 	}
@@ -128,6 +141,26 @@ func (a *core) firstDeadline() time.Time {
 		}
 	}
 	return first
+}
+
+// firstKey returns the key of the earliest deadline queued
+// (firstDeadline), or noWatch if none: what watchQueued compares with
+// the watchdog's entry once a message, without making times. Called
+// with a.mu held.
+func (a *core) firstKey() int64 {
+	k := int64(noWatch)
+	if a.phead != nil && !a.phead.deadline.IsZero() {
+		k = a.sys.key(a.phead.deadline)
+	}
+	if a.dl != nil && a.dl.Len() > 0 {
+		k = min(k, a.sys.key(a.dl.Peek().deadline))
+	}
+	if l := a.lane.Load(); l != nil {
+		if s, ok := l.peek(); ok && s.key() != 0 {
+			k = min(k, s.key())
+		}
+	}
+	return k
 }
 
 // watchTarget is an actor as the watchdog sees it. Its Expire is a
