@@ -95,12 +95,16 @@ type lane struct {
 	// its lane without the stash's pinning twice a message. Guarded by
 	// the actor's mu.
 	keep *tellMem
-	_    [64]byte
 	// mk makes a Tell to the lane's actor of a handler (its func value's
 	// pointer), in x if it is not nil, else from the stash when it can
 	// (laneMaker).
 	mk  func(fn unsafe.Pointer, x *tellMem) *message
 	sys *System // for its entries' deadlines (atKey)
+	// dated is set once an entry with a deadline has been pushed: until
+	// then the watchdog has nothing to look for in the lane (firstKey),
+	// and a flood without deadlines is spared a look at its lane's
+	// first entry for every message.
+	dated atomic.Bool
 }
 
 // laneSeg is a segment of a lane: senders fill its slots in order, each
@@ -200,6 +204,9 @@ func (l *lane) push(s laneSlot) bool {
 		return false
 	}
 	l.last = o
+	if s.key() != 0 && !l.dated.Load() {
+		l.dated.Store(true)
+	}
 	t := l.tail
 	if l.tw == laneSegSlots {
 		n := l.spare.Swap(nil)

@@ -155,7 +155,7 @@ func (a *core) firstKey() int64 {
 	if a.dl != nil && a.dl.Len() > 0 {
 		k = min(k, a.sys.key(a.dl.Peek().deadline))
 	}
-	if l := a.lane.Load(); l != nil {
+	if l := a.lane.Load(); l != nil && l.dated.Load() {
 		if s, ok := l.peek(); ok && s.key() != 0 {
 			k = min(k, s.key())
 		}
