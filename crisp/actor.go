@@ -92,7 +92,7 @@ const (
 	fAside  // the holder yielded the processor between messages and waits for one again (stepAside)
 	fConvo  // the actor's last linger found work: its runner parks when out of work (convo.go)
 	fParked // the holder is parked (convo.go); changed under its shard's parkList lock
-	fFlood  // laneFlood plain messages waited at once: the next Tell without options makes the actor's lane (lane.go); cleared as the actor is let go
+	fFlood  // laneFlood messages waited at once: the next Tell without options, or with one Within, makes the actor's lane (lane.go); cleared as the actor is let go
 
 	vainShift = 16 // flags>>vainShift&vainMax counts the actor's recent lingers in vain (core.linger)
 	vainMax   = 7  // the mask of that count, and more than its cap

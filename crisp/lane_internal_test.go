@@ -47,18 +47,25 @@ func TestAFloodMakesTheLane(t *testing.T) {
 		opts  []ActorOption
 		queue int
 		flood bool
+		ctx   bool // every other message with a context: in the list, not plain
 	}{
-		{"edf, a flood", nil, laneFlood, true},
-		{"edf, a backlog below it", nil, laneFlood - 2, false},
-		{"fifo, a flood", []ActorOption{WithPolicy(policy.FIFO())}, laneFlood, false},
-		{"bounded, a flood", []ActorOption{WithCapacity(100, FailWhenFull)}, laneFlood, false},
+		{"edf, a flood", nil, laneFlood, true, false},
+		{"edf, a flood of messages with and without contexts", nil, laneFlood, true, true},
+		{"edf, a mixed backlog below it", nil, laneFlood - 2, false, true},
+		{"edf, a backlog below it", nil, laneFlood - 2, false, false},
+		{"fifo, a flood", []ActorOption{WithPolicy(policy.FIFO())}, laneFlood, false, false},
+		{"bounded, a flood", []ActorOption{WithCapacity(100, FailWhenFull)}, laneFlood, false, false},
 	} {
 		a := Spawn(sys, 0, c.opts...)
 		in, gate := make(chan struct{}), make(chan struct{})
 		Tell(a, func(*Proc, int) { close(in); <-gate }, Detached())
 		<-in
-		for range c.queue - 1 { // plain: left in the intake (a sender with options queues its own)
-			Tell(a, func(*Proc, int) {})
+		for i := range c.queue - 1 { // plain: left in the intake (a sender with options queues its own)
+			if c.ctx && i%2 == 0 {
+				Tell(a, func(*Proc, int) {}, Context(context.Background()))
+			} else {
+				Tell(a, func(*Proc, int) {})
+			}
 		}
 		marked := make(chan bool, 1)
 		Tell(a, func(*Proc, int) {

@@ -280,7 +280,7 @@ func (a *core) drainList(h *message) {
 		}
 		m = next
 	}
-	if a.pn >= laneFlood && a.flags.Load()&fFlood == 0 && a.laneable() {
+	if a.pn+a.queued >= laneFlood && a.flags.Load()&fFlood == 0 && a.laneable() {
 		a.flags.Or(fFlood) // a flood: see lane.go
 	}
 }
