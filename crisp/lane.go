@@ -21,10 +21,11 @@ import (
 // options, or with one Within, queues only its handler there (a pointer
 // and the deadline's key, no message at all); a Call or CallNext with
 // one Within goes there as its message, and while the lane holds
-// anything, so does every other message without a deadline. The runner makes a Tell of a handler, from its own
-// processor's stash, when it takes it, and the Tell goes back to that
-// stash when it has run: a flood's backlog is 16 bytes a message, and a
-// Tell's memory stays on the processor that runs it.
+// anything, so does every other message without a deadline. The runner
+// makes a Tell of a handler, from its own processor's stash, when it
+// takes it, and the Tell goes back to that stash when it has run: a
+// flood's backlog is 16 bytes a message, and a Tell's memory stays on
+// the processor that runs it.
 //
 // The lane stays once made, also when its actor is idle: fork-join's
 // workers keep up with the driver (their backlogs stay short, their
@@ -131,7 +132,7 @@ type laneSlot struct {
 	p unsafe.Pointer // the handler's func value, or the *message
 	// k is the deadline's key shifted left once (0 for no deadline),
 	// its low bit set if p is a message. The key of a deadline the lane
-	// takes is positive and below 1<<62 (laneKey).
+	// takes is positive and below 1<<62 (withinKey).
 	k int64
 }
 
@@ -177,11 +178,11 @@ func (s *System) atKey(k int64) time.Time { return s.epoch.Add(time.Duration(k))
 // intake is queued, the actor is marked (fFlood) until its runner lets
 // it go, and its next Tell without options or with one Within meanwhile
 // makes the lane. (Counted among the plain messages alone, a flood that
-// mixed in messages with names or contexts made no lane: the first of
-// them makes a list, and every message after it joins the list.) Below it no lane is made: a lane
-// and its segment cost allocations of their own, which an actor that only
-// ever has a few messages waiting (fib's, a ring's) would pay for
-// nothing.
+// mixed in messages with contexts made no lane: the first of them makes
+// a list, and every message after it joins the list.) Below it no lane
+// is made: a lane and its segment cost allocations of their own, which
+// an actor that only ever has a few messages waiting (fib's, a ring's)
+// would pay for nothing.
 const laneFlood = 16
 
 // laneable reports whether a may have a lane: an EDF actor, not a group,
