@@ -85,10 +85,11 @@ type lane struct {
 	_      [64]byte
 
 	// The runner's side, guarded by the actor's mu: the segment read
-	// next, how many of its slots are read, and how many were written
-	// when last looked at.
+	// next, how many of its slots are read, and the count of entries
+	// pushed when last looked at (pushed).
 	head   *laneSeg
-	r, lim int32
+	r      int32
+	seen   uint64
 	popped atomic.Uint64 // entries taken, ever; stored under the actor's mu
 	spare  atomic.Pointer[laneSeg]
 	// keep is a Tell the runner finished (tell.recycle), for the next
@@ -109,21 +110,20 @@ type lane struct {
 }
 
 // laneSeg is a segment of a lane: senders fill its slots in order, each
-// published by the count w, and link the next segment when it is full;
-// the runner reads them in order. A segment the runner has read through
+// published by the lane's count pushed, and link the next segment when
+// it is full; the runner reads them in order. A segment the runner has read through
 // becomes the lane's spare, for the senders' next new segment. No slot
 // is written twice while a segment is in use: senders and the runner
 // share no lock, and a sender never waits for the runner.
 type laneSeg struct {
-	w    atomic.Int32
 	next atomic.Pointer[laneSeg]
 	s    [laneSegSlots]laneSlot
 }
 
-// laneSegSlots is the entries a segment holds (2 KiB of slots): a
+// laneSegSlots is the entries a segment holds: with its link, 2 KiB. A
 // flood's backlog costs one allocation per this many messages, and an
 // empty lane keeps one segment and at most one spare.
-const laneSegSlots = 128
+const laneSegSlots = 127
 
 // laneSlot is one entry of a lane: a Tell's handler or a message (p),
 // with its start deadline's key (System.key) for the order the lane
@@ -222,8 +222,7 @@ func (l *lane) push(s laneSlot) bool {
 	}
 	t.s[l.tw] = s
 	l.tw++
-	t.w.Store(l.tw) // published: the runner may read the slot
-	l.pushed.Store(l.pushed.Load() + 1)
+	l.pushed.Store(l.pushed.Load() + 1) // published: the runner may read the slot
 	l.mu.Unlock()
 	return true
 }
@@ -231,25 +230,20 @@ func (l *lane) push(s laneSlot) bool {
 // peek returns the lane's first entry without taking it. Called by the
 // runner, with the actor's mu held.
 func (l *lane) peek() (laneSlot, bool) {
-	h := l.head
-	if l.r == l.lim {
-		if l.r == laneSegSlots {
-			n := h.next.Load()
-			if n == nil {
-				return laneSlot{}, false
-			}
-			l.head, l.r, l.lim = n, 0, 0
-			h.next.Store(nil) // read through: the senders' spare
-			h.w.Store(0)
-			l.spare.Store(h)
-			h = n
-		}
-		l.lim = h.w.Load()
-		if l.r == l.lim {
+	if p := l.popped.Load(); p == l.seen {
+		if l.seen = l.pushed.Load(); p == l.seen {
 			return laneSlot{}, false
 		}
 	}
-	return h.s[l.r], true
+	if l.r == laneSegSlots {
+		// Read through; the next entry, published, is in the next
+		// segment, which its sender linked before publishing it.
+		h := l.head
+		l.head, l.r = h.next.Load(), 0
+		h.next.Store(nil)
+		l.spare.Store(h) // the senders' next new segment
+	}
+	return l.head.s[l.r], true
 }
 
 // drop takes the entry peek returned. Called with the actor's mu held.

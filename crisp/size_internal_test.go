@@ -42,7 +42,7 @@ func TestAnIdleActorFitsIn192Bytes(t *testing.T) {
 // it enters its actor's policy queue or is sent with a priority, a tag or
 // a name (message.pi): a Tell is 112 bytes, not 160. This fails when a
 // word is added to the message or the future.
-// A lane costs its actor about 2.5 KB once made (doc.go's costs): the
+// A lane costs its actor about 2.3 KB once made (doc.go's costs): the
 // lane and one segment, and a spare segment of the same size once a
 // flood has filled more than one.
 func TestALaneCostsAbout2600Bytes(t *testing.T) {
