@@ -78,9 +78,11 @@ type lane struct {
 	// before it is refused while the lane holds anything.
 	last int64
 	_    [64]byte
-	// pushed counts the entries pushed, ever; stored under mu. On a
-	// cache line of its own: others read it (holds), and a sender's lock
-	// should not have to come back from their caches each time.
+	// pushed counts the entries pushed, ever; stored under mu, it
+	// publishes them: the runner reads what it counts (peek). On a
+	// cache line of its own: others read it (the runner, holds), and a
+	// sender's lock should not have to come back from their caches each
+	// time.
 	pushed atomic.Uint64
 	_      [64]byte
 
