@@ -324,8 +324,9 @@ func laneTell[S any](a *Actor[S], l *lane, fn func(*Proc, S)) bool {
 // key, were a quarter of a deadlined flood's CPU profile.
 func laneTellWithin[S any](a *Actor[S], l *lane, fn func(*Proc, S), opts []SendOption) {
 	c := &a.core
-	since := c.sys.since()
-	if k, ok := withinKey(since, time.Duration(opts[0].n)); ok && (l != nil || c.flags.Load()&fFlood != 0) {
+	since, d := c.sys.since(), time.Duration(opts[0].n)
+	k, ok := withinKey(since, d)
+	if ok && (l != nil || c.flags.Load()&fFlood != 0) {
 		if l == nil {
 			l = c.makeLane(laneMaker(a))
 		}
@@ -337,7 +338,11 @@ func laneTellWithin[S any](a *Actor[S], l *lane, fn func(*Proc, S), opts []SendO
 	t := newTell(a, opts)
 	t.fn = fn
 	t.job = t
-	c.sendWithinAt(&t.message, since, time.Duration(opts[0].n))
+	if ok {
+		c.sendKeyed(&t.message, k, since, nil) // the lane refused it: to the intake
+	} else {
+		c.sendWithinTimes(&t.message, c.sys.atKey(since), d)
+	}
 }
 
 // makeLane gives a its lane, made with mk unless another sender's came

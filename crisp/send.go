@@ -288,12 +288,19 @@ func (a *core) sendWithinAt(m *message, since int64, d time.Duration) {
 		a.sendWithinTimes(m, a.sys.atKey(since), d)
 		return
 	}
+	a.sendKeyed(m, k, since, a.lane.Load())
+}
+
+// sendKeyed queues m, with the deadline whose key is k (withinKey) from
+// the reading since, through a's lane l if l is not nil and takes it,
+// else through the intake.
+func (a *core) sendKeyed(m *message, k, since int64, l *lane) {
 	m.deadline = a.sys.atKey(k)
 	if a.flags.Load()&(fStopped|fDraining) != 0 {
 		a.refuseStopped(m)
 		return
 	}
-	if l := a.lane.Load(); l != nil && a.lanePush(l, messageSlot(m, k)) {
+	if l != nil && a.lanePush(l, messageSlot(m, k)) {
 		a.needWatchKey(k, since)
 		return
 	}
