@@ -436,12 +436,7 @@ func (a *core) laneFirst(s laneSlot) bool {
 	if a.pn == 0 {
 		return true
 	}
-	b := a.phead
-	if a.spilled() {
-		if d := a.dl.Peek(); b == nil || b.deadline.IsZero() || earlierDeadline(d, b) {
-			b = d
-		}
-	}
+	b := a.plainFirst()
 	if b == nil {
 		return true
 	}
@@ -479,15 +474,8 @@ func (a *core) laneToList(l *lane, s laneSlot) {
 // drain queues a message (drainList). Called with a.mu held.
 func (a *core) queueFromLane(m *message) {
 	a.newArrivals()
-	if m.state.Load() != stQueued {
-		return // cancelled on the way
-	}
-	a.seq++
-	m.seq = a.seq
-	if !a.plainOK(m) || !a.placePlain(m) {
-		a.makeQueue()
-		a.link(m)
-		a.enqueue(m)
+	if m.state.Load() == stQueued { // not cancelled on the way
+		a.place(m)
 	}
 }
 

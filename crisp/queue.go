@@ -270,18 +270,25 @@ func (a *core) drainList(h *message) {
 			if l != nil && m.seq > l.popped.Load() {
 				a.laneBefore(l, m) // lane entries that arrived before it
 			}
-			a.seq++
-			m.seq = a.seq
-			if !a.plainOK(m) || !a.placePlain(m) {
-				a.makeQueue()
-				a.link(m) // folds the plain messages in first
-				a.enqueue(m)
-			}
+			a.place(m)
 		}
 		m = next
 	}
 	if a.pn+a.queued >= laneFlood && a.flags.Load()&fFlood == 0 && a.laneable() {
 		a.flags.Or(fFlood) // a flood: see lane.go
+	}
+}
+
+// place gives m, just arrived, its arrival number and queues it: among
+// the plain messages if it can be, else in the list and the policy's
+// queue. Called with a.mu held.
+func (a *core) place(m *message) {
+	a.seq++
+	m.seq = a.seq
+	if !a.plainOK(m) || !a.placePlain(m) {
+		a.makeQueue()
+		a.link(m) // folds the plain messages in first
+		a.enqueue(m)
 	}
 }
 
@@ -396,12 +403,7 @@ func (a *core) fold() {
 // deadline comes after every one with one). Called with a.mu held.
 func (a *core) takePlain() (*message, job) {
 	for {
-		m := a.phead
-		if a.spilled() {
-			if s := a.dl.Peek(); m == nil || m.deadline.IsZero() || earlierDeadline(s, m) {
-				m = s
-			}
-		}
+		m := a.plainFirst()
 		switch {
 		case m == nil:
 			return nil, nil
@@ -415,6 +417,19 @@ func (a *core) takePlain() (*message, job) {
 			return m, j
 		}
 	}
+}
+
+// plainFirst returns the earlier in EDF's order of the first plain
+// message and the first in the deadline index (those spilled from the
+// plain messages), or nil if there are none. Called with a.mu held.
+func (a *core) plainFirst() *message {
+	m := a.phead
+	if a.spilled() {
+		if s := a.dl.Peek(); m == nil || m.deadline.IsZero() || earlierDeadline(s, m) {
+			m = s
+		}
+	}
+	return m
 }
 
 // popPlain takes m, the first plain message, off them. Called with a.mu
