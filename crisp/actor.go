@@ -37,45 +37,54 @@ type Actor[S any] struct {
 // the watchdog, Stop) moves the intake into the policy's queue, in the
 // order it was pushed, which gives each message its arrival number.
 type core struct {
-	// Set at Spawn, then read-only.
-	sys *System
-	cfg *actorConfig
+	// The first cache line holds what a sender reads on every send, and
+	// what changes only as the actor is taken up or let go: the runner's
+	// lock and the queues it guards, written for every message, are on
+	// the lines after it (a sender that read flags on the line the
+	// runner's lock was on took that line from the runner's cache for
+	// every message, and the runner took it back). An Actor[S] whose size
+	// is a multiple of 64 bytes, such as Actor[*T] (192), starts on a
+	// line of its own.
 
+	// Set at Spawn, then read-only.
+	sys   *System
+	cfg   *actorConfig
+	grp   *group // nil for a single actor
+	bound *bound // capacity and admission control (mailbox.go); nil without
+
+	lane   atomic.Pointer[lane]    // an EDF actor's messages without a deadline once it has flooded (lane.go); nil until then
+	intake atomic.Pointer[message] // sent, not yet queued; newest first, linked by next
+	holder atomic.Uintptr          // gid of the goroutine holding the actor, or 0
 	// flags holds fActive, fHandling, fStopped, fNoReuse, fLive and fFIFO,
 	// and in its top byte two shards of the system (four bits each): the
 	// one whose list its parked runner waits in, chosen at Spawn, and the
 	// one whose live list it is in (or was last), set as it joins.
 	flags atomic.Uint32
-	// queued counts the entries of the policy's queue; guarded by mu.
+	// sidx is the actor's index in its shard's live list while it is
+	// live; guarded by the shard's mu. Written as the actor joins and
+	// leaves, as flags are.
+	sidx int32
+
+	mu sync.Mutex // guards everything below, and queued messages' prev, next, linked, inQ, dli
+	// queued counts the entries of the policy's queue.
 	queued int32
-
-	holder atomic.Uintptr          // gid of the goroutine holding the actor, or 0
-	intake atomic.Pointer[message] // sent, not yet queued; newest first, linked by next
-	// wdKey is a lower bound the watchdog will call the actor at, in the
-	// system's deadline keys, or noWatch. Written under mu.
-	wdKey atomic.Int64
-
-	mu    sync.Mutex            // guards everything below, and queued messages' prev, next, linked, inQ, dli
-	q     policy.Queue          // ready work in policy order; nil when none
-	dl    *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
-	qhead *message              // queued work in the order it was queued
-	qtail *message
 	// Plain messages (see placePlain) in arrival order, linked by next,
 	// while nothing else is queued but the few spilled into dl: they skip
 	// the list, the policy's queue and the deadline index. pn counts
-	// both, the plain messages and those spilled. Guarded by mu.
-	phead, ptail *message
+	// both, the plain messages and those spilled.
 	pn           int32
-	// sidx is the actor's index in its shard's live list while it is
-	// live; guarded by the shard's mu. Here it fills pn's padding.
-	sidx   int32
+	phead, ptail *message
+	// wdKey is a lower bound the watchdog will call the actor at, in the
+	// system's deadline keys, or noWatch. Written under mu; read without.
+	wdKey  atomic.Int64
+	q      policy.Queue          // ready work in policy order; nil when none
+	dl     *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
+	qhead  *message              // queued work in the order it was queued
+	qtail  *message
 	seq    uint64     // last arrival number given out
 	failed *failures  // outcomes to deliver after unlocking; nil when none
 	coop   *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
-	grp    *group     // nil for a single actor
-	bound  *bound     // capacity and admission control (mailbox.go); nil without. Set at Spawn.
 	wd     watchdog.Entry
-	lane   atomic.Pointer[lane] // an EDF actor's messages without a deadline once it has flooded (lane.go); nil until then
 }
 
 // Bits of core.flags.

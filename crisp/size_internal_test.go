@@ -34,6 +34,37 @@ func TestAnIdleActorFitsIn192Bytes(t *testing.T) {
 	assert.LessOrEqual(t, unsafe.Sizeof(core{}), uintptr(184), "core") // 176 before the lane's pointer
 }
 
+// A sender reads an actor's first cache line on every send (flags, the
+// lane, the intake), and the runner writes its lock, its queues and its
+// arrival count for every message it takes: they must not share a line
+// (core's layout). With flags on the lock's line, each send took that
+// line from the runner's cache and the runner took it back: counting
+// and fork-join as whole processes took about 0.9x the time once they
+// were apart (BENCHMARKS.md, twenty-eighth session). An Actor[*T] (192
+// bytes, a multiple of 64) is allocated on a line's start.
+func TestASendersLineIsNotTheRunners(t *testing.T) {
+	var c core
+	senders := map[string][2]uintptr{
+		"sys": {unsafe.Offsetof(c.sys), unsafe.Sizeof(c.sys)}, "cfg": {unsafe.Offsetof(c.cfg), unsafe.Sizeof(c.cfg)},
+		"grp": {unsafe.Offsetof(c.grp), unsafe.Sizeof(c.grp)}, "bound": {unsafe.Offsetof(c.bound), unsafe.Sizeof(c.bound)},
+		"lane": {unsafe.Offsetof(c.lane), unsafe.Sizeof(c.lane)}, "intake": {unsafe.Offsetof(c.intake), unsafe.Sizeof(c.intake)},
+		"flags": {unsafe.Offsetof(c.flags), unsafe.Sizeof(c.flags)},
+	}
+	for name, f := range senders {
+		assert.LessOrEqual(t, f[0]+f[1], uintptr(64), "%s, read by every sender, is past the first line", name)
+	}
+	runners := map[string]uintptr{
+		"mu": unsafe.Offsetof(c.mu), "queued": unsafe.Offsetof(c.queued), "pn": unsafe.Offsetof(c.pn),
+		"phead": unsafe.Offsetof(c.phead), "ptail": unsafe.Offsetof(c.ptail), "qhead": unsafe.Offsetof(c.qhead),
+		"seq": unsafe.Offsetof(c.seq), "wdKey": unsafe.Offsetof(c.wdKey),
+	}
+	for name, off := range runners {
+		assert.GreaterOrEqual(t, off, uintptr(64), "%s, written for every message, is on the senders' line", name)
+	}
+	assert.Zero(t, unsafe.Sizeof(Actor[*int]{})%64, "Actor[*int] is %d bytes: not a whole number of lines", unsafe.Sizeof(Actor[*int]{}))
+	assert.Zero(t, unsafe.Offsetof(Actor[*int]{}.core), "core opens the Actor")
+}
+
 // A queued Call with a deadline costs one allocation in the 144-byte size
 // class, message and future together, plus its slots in the deadline
 // index if it arrived out of deadline order (about 21 bytes at 100,000
