@@ -59,7 +59,7 @@ func TestASendersLineIsNotTheRunners(t *testing.T) {
 		"seq": unsafe.Offsetof(c.seq), "wdKey": unsafe.Offsetof(c.wdKey),
 	}
 	for name, off := range runners {
-		assert.GreaterOrEqual(t, off, uintptr(64), "%s, written for every message, is on the senders' line", name)
+		assert.GreaterOrEqual(t, off, uintptr(64), "%s, the runner's (written under its lock), is on the senders' line", name)
 	}
 	assert.Zero(t, unsafe.Sizeof(Actor[*int]{})%64, "Actor[*int] is %d bytes: not a whole number of lines", unsafe.Sizeof(Actor[*int]{}))
 	assert.Zero(t, unsafe.Offsetof(Actor[*int]{}.core), "core opens the Actor")
