@@ -101,6 +101,7 @@ const (
 	fAside  // the holder yielded the processor between messages and waits for one again (stepAside)
 	fConvo  // the actor's last linger found work: its runner parks when out of work (convo.go)
 	fParked // the holder is parked (convo.go); changed under its shard's parkList lock
+	fHanded // its runner is held back for a handler's runner to go on as (handoff.go)
 	fFlood  // laneFlood messages waited at once: the next Tell without options, or with one Within, makes the actor's lane (lane.go); cleared as the actor is let go
 
 	vainShift = 16 // flags>>vainShift&vainMax counts the actor's recent lingers in vain (core.linger)
@@ -374,6 +375,9 @@ func (a *core) stop() {
 	}
 	a.flags.Or(fStopped)
 	a.sys.wakeParked(a)
+	if a.flags.Load()&fHanded != 0 {
+		a.sys.releaseHanded(a) // its runner fails what it holds
+	}
 	stray := a.intake.Swap(nil)
 	a.fold() // plain messages join the list, and fail with it
 	for m := a.qhead; m != nil; {

@@ -204,6 +204,7 @@ func (p *Proc) Sleep(d time.Duration) {
 	if d <= 0 {
 		return
 	}
+	p.flushHanded()
 	a, x := p.a, p.extra()
 	now := a.sys.now()
 	a.mu.Lock()
@@ -365,6 +366,7 @@ func (p *Proc) suspend(arm func(epoch uint32)) {
 //
 //go:noinline
 func (p *Proc) suspendStart(ready bool) uint32 {
+	p.flushHanded() // the runner held back must not wait for this process
 	a := p.a
 	if p.m.obs != 0 {
 		a.observeSuspend(p.m)

@@ -443,7 +443,7 @@ func (a *core) runGroup() {
 	gp := &groupProc{p: Proc{a: a, g: gid.Current()}}
 	p := &gp.p
 	p.gw = &gp.gw
-	defer a.exit(p)
+	defer a.exitGroupRunner(p)
 	a.mu.Lock()
 	a.grp.procs = append(a.grp.procs, p)
 	if !a.live() {

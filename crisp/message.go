@@ -294,6 +294,7 @@ func (c *call[S, T]) ResultSoon() bool {
 // leave no worker to run the message (see checkGroupWait).
 func (c *call[S, T]) CheckWait() error {
 	a := &c.a.core
+	a.sys.flushHandedHere() // a runner the waiting handler held back must not wait for it
 	if a.grp != nil {
 		return a.checkGroupWait(&c.message, c)
 	}

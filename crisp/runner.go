@@ -360,8 +360,8 @@ func (a *core) setVain(v uint32) {
 // start makes sure a goroutine holds the actor, after work was pushed.
 func (a *core) start() {
 	if !a.acquire() {
-		if a.flags.Load()&fParked != 0 {
-			a.sys.wakeParked(a)
+		if f := a.flags.Load(); f&(fParked|fHanded) != 0 {
+			a.wakeHeld(f)
 		}
 		return
 	}
@@ -372,6 +372,41 @@ func (a *core) start() {
 	// stacks.
 	a.countRunner()
 	go a.run(nil)
+}
+
+// startPlain is start for a plain message (a Tell or Call without
+// options): a handler's runner may hold the new runner back and go on
+// as it (handOff).
+func (a *core) startPlain() {
+	if !a.acquire() {
+		if f := a.flags.Load(); f&(fParked|fHanded) != 0 {
+			a.wakeHeld(f)
+		}
+		return
+	}
+	a.sys.busy.Add(1)
+	a.countRunner()
+	if held, old := a.handOff(); held {
+		if old != nil { // held back before on this processor: it starts now
+			old.flags.And(^uint32(fHanded))
+			go old.run(nil)
+		}
+		return
+	}
+	go a.run(nil)
+}
+
+// wakeHeld wakes a's runner, parked (fParked) or held back (fHanded),
+// for work just sent to a.
+//
+//go:noinline
+func (a *core) wakeHeld(f uint32) {
+	if f&fHanded != 0 {
+		a.sys.releaseHanded(a)
+	}
+	if f&fParked != 0 {
+		a.sys.wakeParked(a)
+	}
 }
 
 // countRunner counts a runner goroutine about to be started: in the
@@ -404,19 +439,38 @@ func (a *core) spawn(first *message) {
 // handler starts and endOne is called after it, so that only run's and
 // invoke's frames lie under the handler. Without runOne's 72 bytes
 // there, a handler may send and spawn 64 bytes deeper on that stack.
+//
+// A runner that ends holding back the runner of an actor its handler
+// woke goes on as that runner, in this loop (handoff.go): a and p are
+// the actor and Proc of the runner the goroutine is now.
 func (a *core) run(first *message) {
 	ready.Done()
 	p := newProc(a)
-	defer a.exit(p)
+	defer endRunner(&a, &p)
 	a.enter(p)
 	seen := a.sys.wd.Expired()
 	var last int64 // between's busy yields
 	for n := 1; ; n++ {
 		m, j := a.schedule(p, first)
 		if m == nil {
-			break
+			p.done = true
+			if a = a.exit(p); a == nil {
+				p = nil
+				return
+			}
+			ready.Done()
+			p = newProc(a)
+			a.enter(p)
+			seen, last, n = a.sys.wd.Expired(), 0, 0
+			continue
 		}
 		first = nil
+		if p.batch == 0 {
+			// The first message since the runner started or last ran out
+			// of work; a flood's next ones run where it notes itself here
+			// (or, moved to another processor, hand nothing off).
+			a.sys.noteRunner(p)
+		}
 		if p.batch <= parkBatch {
 			p.batch++
 		}
@@ -441,8 +495,10 @@ func (a *core) run(first *message) {
 		if m.state.Load() == stRunning { // it ran (it was not late)
 			j.recycle()
 		}
+		if p.hslot != 0 {
+			a.afterHanded(p)
+		}
 	}
-	p.done = true
 }
 
 // enter makes the new runner the actor's holder, joining the system's
@@ -465,7 +521,49 @@ func (a *core) enter(p *Proc) {
 
 // exit runs as a runner goroutine ends, normally or through
 // runtime.Goexit.
-func (a *core) exit(p *Proc) {
+// The goroutine goes on as the runner it held back, if any (handoff.go):
+// exit returns that runner's actor, or nil.
+func (a *core) exit(p *Proc) *core {
+	var next *core
+	if p.hslot != 0 {
+		next = a.sys.takeHanded(p)
+	}
+	a.sys.forgetRunner(p)
+	keepProc(a, p)
+	a.sys.goroutineDone()
+	return next
+}
+
+// endRunner runs as a single actor's runner goroutine ends: normally
+// (*pp is nil: exit has run) or through runtime.Goexit or a panic of
+// crisp's own, *pa's runner *pp then being cut short.
+func endRunner(pa **core, pp **Proc) {
+	p := *pp
+	if p == nil {
+		return
+	}
+	// Handlers' panics are recovered in invoke: a panic here is the
+	// runtime's own bug and must surface, not deadlock.
+	if r := recover(); r != nil {
+		panic(r)
+	}
+	a := *pa
+	if p.hslot != 0 {
+		if b := a.sys.takeHanded(p); b != nil {
+			b.startHeld()
+		}
+	}
+	a.sys.forgetRunner(p)
+	if !p.done {
+		a.abandon(p) // runtime.Goexit in a handler, or a stopped process
+	}
+	keepProc(a, p)
+	a.sys.goroutineDone()
+}
+
+// exitGroupRunner runs as a group's runner goroutine ends, normally or
+// through runtime.Goexit.
+func (a *core) exitGroupRunner(p *Proc) {
 	if !p.done {
 		// Handlers' panics are recovered in invoke: a panic here is the
 		// runtime's own bug and must surface, not deadlock.
@@ -510,6 +608,12 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 		first = nil
 		a.deliverFailed()
 		switch {
+		case m == nil && grace > 0 && p.hslot != 0:
+			// Out of work with a runner held back: no linger or park;
+			// this goroutine goes on as that runner (handoff.go).
+			a.endHandling()
+			p.batch = 0
+			grace = 0
 		case m == nil && grace > 0:
 			a.endHandling()
 			batch := p.batch

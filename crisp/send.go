@@ -350,7 +350,7 @@ func (a *core) send(m *message) {
 	if a.grp != nil {
 		a.startGroup()
 	} else {
-		a.start()
+		a.startPlain()
 	}
 	// Left in the intake for the runner, even while a handler runs: a
 	// plain message has no deadline to watch meanwhile, and its sender,

@@ -83,6 +83,7 @@ type System struct {
 	shards [nShards]shard
 	spread int         // live shards per processor (liveShardOf)
 	procs  []procStack // Procs of ended runners, per processor (newProc)
+	hand   handState   // runners held back for handlers' runners to go on as (handoff.go)
 	ghost  *core       // the actor a kept Proc points to: none, of this system (keepProc)
 
 	shutdownOnce sync.Once
@@ -229,6 +230,7 @@ func NewSystem(opts ...Option) *System {
 	s.maxLinger = int32(runtime.GOMAXPROCS(0))
 	s.spread = liveSpread(runtime.GOMAXPROCS(0))
 	s.procs = newProcStacks()
+	s.hand.slots = newHandSlots()
 	s.ghost = &core{sys: s}
 	s.wd = watchdog.New(s.clk, watchdog.AfterBatch(s.notify), watchdog.Precision(s.precision))
 	return s
@@ -351,6 +353,7 @@ func (s *System) beginShutdown() {
 // stopAll is the body of the shutdown goroutine.
 func (s *System) stopAll(live []*core) {
 	defer s.goroutineDone()
+	s.stopHanded()
 	for _, a := range live {
 		a.stop()
 		s.stopsLeft.Add(-1)

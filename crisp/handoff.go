@@ -1,0 +1,295 @@
+package crisp
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/internal/ready"
+)
+
+// Hand-offs: a runner that goes on as the actor its handler woke.
+//
+// A handler's plain Tell to an idle actor B started B's runner with a go
+// statement, and the handler's own runner, once out of work, lingered,
+// parked or ended: per message of a chain (a ring, threadring, a
+// ping-pong, fib's replies), a goroutine started and one ended, or a
+// runner parked and one woke, each a trip through Go's scheduler. Now
+// such a Tell holds B's runner back (handOff): B is taken (fActive) and
+// counted as a runner would be, and left in the handler's processor's
+// slot of the system (handSlot). When the handler returns, its runner
+// either starts B's runner at once, if its own actor has more work
+// (afterHanded: the two run in parallel, as before), or, out of work,
+// lets its actor go without lingering and goes on as B's runner on the
+// same goroutine (core.run): no goroutine is started, none parked, and
+// the scheduler is not entered.
+//
+// B's start is then late by the rest of the handler. Whatever would
+// make that long starts B's runner at once instead (releaseHanded):
+//   - another message sent to B (a handler that goes on sending, or
+//     any other sender);
+//   - another actor woken the same way by the same handler (only the
+//     last is held back);
+//   - the handler blocking in crisp: Await, AwaitCond, Suspend, Sleep,
+//     and Get (or GetWithin, GetContext) on a future of crisp's;
+//   - the actor stopping, or the system shutting down.
+//
+// And a sweep (sweepHanded), every handSweep of real time while
+// hand-offs are made, starts any held back since the sweep before: a
+// handler that blocks outside crisp (a channel, a lock, I/O) or computes
+// for long after its Tell delays B by at most twice handSweep, never
+// deadlocks on it.
+//
+// Only plain messages are handed off (a Tell or Call without options):
+// a message with a deadline, a context or other options starts its
+// actor's runner as before, and so does any message sent to an actor
+// held back.
+
+// handSweep is the period of the sweep that starts the runners held
+// back since the sweep before: no actor is held back longer than twice
+// this (real time).
+const handSweep = time.Millisecond
+
+// handSlot is one processor's slot of a system's hand-offs, on a cache
+// line of its own: written by the runners on that processor, read by
+// the sweep.
+type handSlot struct {
+	// cur is the Proc of the runner whose handler last started on this
+	// processor, and curG its goroutine: a Tell from that goroutine,
+	// while it runs a handler there, may hand off.
+	cur  atomic.Pointer[Proc]
+	curG atomic.Uintptr
+	// pend is the actor held back on this processor, if any; whoever
+	// swaps it out starts (or runs) its runner.
+	pend atomic.Pointer[core]
+	seq  atomic.Uint32 // hand-offs made here, ever: the sweep compares
+	seen uint32        // seq at the sweep before; the sweep's, under handMu
+	_    [64 - 32]byte
+}
+
+// handState is a system's hand-off state.
+type handState struct {
+	slots    []handSlot
+	mu       sync.Mutex // guards timer and the slots' seen
+	timer    *time.Timer
+	sweeping atomic.Bool
+}
+
+// newHandSlots returns a system's slots: one per processor, up to 64.
+func newHandSlots() []handSlot { return make([]handSlot, min(max(runtime.GOMAXPROCS(0), 1), 64)) }
+
+// noteRunner records p, whose handler is about to start, as its
+// processor's current runner. Called by single actors' runners.
+func (s *System) noteRunner(p *Proc) {
+	if i := ready.Pin(); i < len(s.hand.slots) {
+		h := &s.hand.slots[i]
+		if h.cur.Load() != p {
+			h.cur.Store(p)
+		}
+		if g := uintptr(p.g); h.curG.Load() != g {
+			h.curG.Store(g)
+		}
+	}
+	ready.Unpin()
+}
+
+// handOff holds back the runner of a, just taken for a plain message
+// (startPlain), for the runner whose handler sends it, and reports
+// whether it did (held): the caller runs a handler of an actor of a's
+// system on this processor. It returns the actor whose runner was held
+// back before on this processor, if any (old), for the caller to start:
+// here, that go statement would lie two frames deeper under the
+// handler.
+//
+//go:noinline
+func (a *core) handOff() (held bool, old *core) {
+	s := a.sys
+	i := ready.Pin()
+	if i >= len(s.hand.slots) {
+		ready.Unpin()
+		return false, nil
+	}
+	h := &s.hand.slots[i]
+	// Pinned, nothing else writes this processor's slot meanwhile: if
+	// curG is this goroutine, cur is its Proc.
+	if h.curG.Load() != uintptr(gid.Current()) {
+		ready.Unpin()
+		return false, nil
+	}
+	p := h.cur.Load()
+	if p == nil || p.m == nil || p.g != gid.Current() {
+		ready.Unpin()
+		return false, nil // not in a handler
+	}
+	a.flags.Or(fHanded)
+	old = h.pend.Swap(a)
+	h.seq.Add(1)
+	p.hslot = uint8(i) + 1
+	ready.Unpin()
+	if !s.hand.sweeping.Load() {
+		s.armHandSweep()
+	}
+	return true, old
+}
+
+// forgetRunner clears p, a runner that ends, from its processor's slot:
+// a goroutine that the runtime gives p's goroutine's descriptor next
+// must not pass for it.
+func (s *System) forgetRunner(p *Proc) {
+	if i := ready.Pin(); i < len(s.hand.slots) {
+		if h := &s.hand.slots[i]; h.curG.Load() == uintptr(p.g) {
+			h.curG.Store(0)
+		}
+	}
+	ready.Unpin()
+}
+
+// startHeld starts the runner of a, an actor held back and just taken
+// out of its slot.
+func (a *core) startHeld() {
+	a.flags.And(^uint32(fHanded))
+	go a.run(nil)
+}
+
+// takeHanded takes the actor the runner p held back, if it is still in
+// its slot, and returns it (nil if someone started it meanwhile).
+func (s *System) takeHanded(p *Proc) *core {
+	i := int(p.hslot) - 1
+	p.hslot = 0
+	h := &s.hand.slots[i]
+	if b := h.pend.Load(); b != nil && h.pend.CompareAndSwap(b, nil) {
+		b.flags.And(^uint32(fHanded))
+		return b
+	}
+	return nil
+}
+
+// releaseHanded starts the runner of a now if it is held back, wherever
+// it is: a message was sent to it, or it stopped.
+//
+//go:noinline
+func (s *System) releaseHanded(a *core) {
+	for i := range s.hand.slots {
+		h := &s.hand.slots[i]
+		if h.pend.Load() == a && h.pend.CompareAndSwap(a, nil) {
+			a.startHeld()
+			return
+		}
+	}
+}
+
+// flushHanded starts the runner p held back, if any: p's handler is
+// about to block.
+func (p *Proc) flushHanded() {
+	if p.hslot != 0 {
+		if b := p.a.sys.takeHanded(p); b != nil {
+			b.startHeld()
+		}
+	}
+}
+
+// flushHandedHere starts the runner held back by the calling goroutine,
+// if it runs a handler on this processor and held one back: it is about
+// to block in Get.
+func (s *System) flushHandedHere() {
+	if !s.hand.sweeping.Load() {
+		return // no hand-off since the last sweep found none
+	}
+	i := ready.Pin()
+	if i >= len(s.hand.slots) {
+		ready.Unpin()
+		return
+	}
+	h := &s.hand.slots[i]
+	if h.curG.Load() != uintptr(gid.Current()) {
+		ready.Unpin()
+		return
+	}
+	p := h.cur.Load()
+	ready.Unpin()
+	if p != nil && p.m != nil {
+		p.flushHanded()
+	}
+}
+
+// afterHanded is the runner's look once a handler that held back a
+// runner (p.hslot) has returned, with a.mu held: if a has more work,
+// the held-back runner starts now, to run beside it.
+func (a *core) afterHanded(p *Proc) {
+	if a.arrived() || a.pn > 0 || a.qhead != nil || a.stopped() {
+		p.flushHanded()
+	}
+}
+
+// armHandSweep starts the sweep, unless it runs already.
+func (s *System) armHandSweep() {
+	s.hand.mu.Lock()
+	if !s.hand.sweeping.Load() {
+		s.hand.sweeping.Store(true)
+		if s.hand.timer == nil {
+			s.hand.timer = time.AfterFunc(handSweep, s.sweepHanded) // clock seam: a bound on how long a runner is held back, real time, as the parked runners' sweep
+		} else {
+			s.hand.timer.Reset(handSweep)
+		}
+	}
+	s.hand.mu.Unlock()
+}
+
+// sweepHanded starts the runners held back since the sweep before, and
+// runs again while hand-offs are being made.
+func (s *System) sweepHanded() {
+	s.hand.mu.Lock()
+	defer s.hand.mu.Unlock()
+	if !s.hand.sweeping.Load() {
+		return
+	}
+	busy := false
+	for i := range s.hand.slots {
+		h := &s.hand.slots[i]
+		seq := h.seq.Load()
+		if b := h.pend.Load(); b != nil {
+			if seq == h.seen && h.pend.CompareAndSwap(b, nil) {
+				b.startHeld()
+			} else {
+				busy = true
+			}
+		}
+		if seq != h.seen {
+			busy = true
+		}
+		h.seen = seq
+	}
+	if busy && !s.closed.Load() {
+		s.hand.timer.Reset(handSweep)
+		return
+	}
+	s.hand.sweeping.Store(false)
+	// A hand-off made since the loop read its slot armed nothing (it saw
+	// sweeping set): look once more.
+	for i := range s.hand.slots {
+		if h := &s.hand.slots[i]; h.pend.Load() != nil || h.seq.Load() != h.seen {
+			s.hand.sweeping.Store(true)
+			s.hand.timer.Reset(handSweep)
+			return
+		}
+	}
+}
+
+// stopHanded starts every runner held back and stops the sweep: the
+// system is shutting down.
+func (s *System) stopHanded() {
+	for i := range s.hand.slots {
+		h := &s.hand.slots[i]
+		if b := h.pend.Load(); b != nil && h.pend.CompareAndSwap(b, nil) {
+			b.startHeld()
+		}
+	}
+	s.hand.mu.Lock()
+	if s.hand.sweeping.Load() {
+		s.hand.sweeping.Store(false)
+		s.hand.timer.Stop()
+	}
+	s.hand.mu.Unlock()
+}
