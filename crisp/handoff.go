@@ -62,11 +62,13 @@ type handSlot struct {
 	cur  atomic.Pointer[Proc]
 	curG atomic.Uintptr
 	// pend is the actor held back on this processor, if any; whoever
-	// swaps it out starts (or runs) its runner.
-	pend atomic.Pointer[core]
-	seq  atomic.Uint32 // hand-offs made here, ever: the sweep compares
-	seen uint32        // seq at the sweep before; the sweep's, under handMu
-	_    [64 - 32]byte
+	// swaps it out starts (or runs) its runner. pendG is the goroutine
+	// whose handler held it back, stored before pend.
+	pend  atomic.Pointer[core]
+	pendG atomic.Uintptr
+	seq   atomic.Uint32 // hand-offs made here, ever: the sweep compares
+	seen  uint32        // seq at the sweep before; the sweep's, under handMu
+	_     [64 - 40]byte
 }
 
 // handState is a system's hand-off state.
@@ -85,10 +87,12 @@ func newHandSlots() []handSlot { return make([]handSlot, min(max(runtime.GOMAXPR
 func (s *System) noteRunner(p *Proc) {
 	if i := ready.Pin(); i < len(s.hand.slots) {
 		h := &s.hand.slots[i]
-		if h.cur.Load() != p {
+		if g := uintptr(p.g); h.cur.Load() != p || h.curG.Load() != g {
+			// curG cleared first: a reader on another processor that
+			// finds its own id in curG before and after reading cur has
+			// read its own Proc (flushHandedHere).
+			h.curG.Store(0)
 			h.cur.Store(p)
-		}
-		if g := uintptr(p.g); h.curG.Load() != g {
 			h.curG.Store(g)
 		}
 	}
@@ -124,6 +128,7 @@ func (a *core) handOff() (held bool, old *core) {
 		return false, nil // not in a handler
 	}
 	a.flags.Or(fHanded)
+	h.pendG.Store(uintptr(p.g))
 	old = h.pend.Swap(a)
 	h.seq.Add(1)
 	p.hslot = uint8(i) + 1
@@ -190,27 +195,27 @@ func (p *Proc) flushHanded() {
 	}
 }
 
-// flushHandedHere starts the runner held back by the calling goroutine,
-// if it runs a handler on this processor and held one back: it is about
-// to block in Get.
+// flushHandedHere starts the runner held back by the calling goroutine's
+// handler, if any: it is about to block in Get. The goroutine may have
+// moved to another processor since (a waiter spins first, yielding), so
+// every slot is looked at: one per processor, and only while hand-offs
+// are made.
 func (s *System) flushHandedHere() {
 	if !s.hand.sweeping.Load() {
 		return // no hand-off since the last sweep found none
 	}
-	i := ready.Pin()
-	if i >= len(s.hand.slots) {
-		ready.Unpin()
+	g := uintptr(gid.Current())
+	for i := range s.hand.slots {
+		h := &s.hand.slots[i]
+		if h.pendG.Load() != g {
+			continue
+		}
+		// pendG holds this goroutine's id before and after: pend is what
+		// its handler held back (handOff stores pendG first).
+		if b := h.pend.Load(); b != nil && h.pendG.Load() == g && h.pend.CompareAndSwap(b, nil) {
+			b.startHeld()
+		}
 		return
-	}
-	h := &s.hand.slots[i]
-	if h.curG.Load() != uintptr(gid.Current()) {
-		ready.Unpin()
-		return
-	}
-	p := h.cur.Load()
-	ready.Unpin()
-	if p != nil && p.m != nil {
-		p.flushHanded()
 	}
 }
 
