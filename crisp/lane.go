@@ -311,7 +311,7 @@ func laneTell[S any](a *Actor[S], l *lane, fn func(*Proc, S)) bool {
 		}
 		l = c.makeLane(laneMaker(a))
 	}
-	return c.lanePushPlain(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), 0))
+	return c.lanePush(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), 0))
 }
 
 // laneTellWithin sends fn, a Tell whose one option is Within
@@ -376,20 +376,6 @@ func (a *core) lanePush(l *lane, s laneSlot) bool {
 		return true
 	}
 	a.start()
-	return true
-}
-
-// lanePushPlain is lanePush for a plain Tell's handler: its runner may
-// be held back for the sending handler's runner (startPlain).
-func (a *core) lanePushPlain(l *lane, s laneSlot) bool {
-	if a.flags.Load()&(fStopped|fDraining) != 0 || !l.push(s) {
-		return false
-	}
-	if a.stopped() { // stopped meanwhile: Stop may have emptied the lane already
-		a.failLane()
-		return true
-	}
-	a.startPlain()
 	return true
 }
 

@@ -386,12 +386,17 @@ func (a *core) startPlain() {
 	}
 	a.sys.busy.Add(1)
 	a.countRunner()
-	if held, old := a.handOff(); held {
-		if old != nil { // held back before on this processor: it starts now
-			old.flags.And(^uint32(fHanded))
-			go old.run(nil)
+	// An actor that has flooded (it has a lane) takes its work in
+	// batches beside its senders: held back, it waited for the sending
+	// handler's next message to it (counting 1.09x the time).
+	if a.lane.Load() == nil {
+		if held, old := a.handOff(); held {
+			if old != nil { // held back before on this processor: it starts now
+				old.flags.And(^uint32(fHanded))
+				go old.run(nil)
+			}
+			return
 		}
-		return
 	}
 	go a.run(nil)
 }

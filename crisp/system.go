@@ -83,11 +83,12 @@ type System struct {
 	shards [nShards]shard
 	spread int         // live shards per processor (liveShardOf)
 	procs  []procStack // Procs of ended runners, per processor (newProc)
-	hand   handState   // runners held back for handlers' runners to go on as (handoff.go)
 	ghost  *core       // the actor a kept Proc points to: none, of this system (keepProc)
 
 	shutdownOnce sync.Once
 	stopsLeft    atomic.Int64 // live actors the shutdown goroutine has still to stop
+
+	hand handState // runners held back for handlers' runners to go on as (handoff.go)
 }
 
 // nShards spreads the live-actor lists so that actors starting and
