@@ -100,7 +100,17 @@
 // scheduler yields after none is left (an actor in a conversation, one
 // whose next message came while its runner lingered, keeps it parked
 // for its partner while other actors of the system are busy, at most
-// 2 ms of real time). An idle actor holds no goroutine,
+// 2 ms of real time). A handler's Tell or Call without options to an
+// idle actor of its own system does not start a goroutine: once the
+// handler returns and its own actor has nothing else to do, its runner
+// goes on as the other actor's, so a chain of actors (a ring, a
+// ping-pong) runs on one goroutine. If the handler's actor has more
+// work, if anything else is sent to the other actor, or if the handler
+// waits in crisp ([Await], a future's Get, [Proc.Sleep]), the other
+// actor's runner starts at once; a handler that instead blocks on
+// something else (a channel, a lock) or computes for long after such a
+// send delays the other actor's start by at most 2 ms of real time. An
+// idle actor holds no goroutine,
 // and the system keeps no reference to it, so it is garbage once its
 // holders drop it. Handlers run on runner goroutines; an actor runs at
 // most one handler at any instant, so a handler may use the actor's
