@@ -524,10 +524,10 @@ func (a *core) enter(p *Proc) {
 	a.holder.Store(uintptr(p.g))
 }
 
-// exit runs as a runner goroutine ends, normally or through
-// runtime.Goexit.
-// The goroutine goes on as the runner it held back, if any (handoff.go):
-// exit returns that runner's actor, or nil.
+// exit ends a runner that has let its actor go (or handed it to a
+// resumed process). The goroutine goes on as the runner it held back,
+// if any (handoff.go): exit returns that runner's actor, or nil, and
+// the goroutine ends.
 func (a *core) exit(p *Proc) *core {
 	var next *core
 	if p.hslot != 0 {
