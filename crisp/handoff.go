@@ -93,20 +93,29 @@ type handState struct {
 func newHandSlots() []handSlot { return make([]handSlot, min(max(runtime.GOMAXPROCS(0), 1), 64)) }
 
 // noteRunner records p, whose handler is about to start, as its
-// processor's current runner. Called by single actors' runners.
+// processor's current runner. Called by single actors' runners. A slot
+// names a runner only while it runs (forgetRunner), and in one slot at
+// a time: handOff reads the Proc a slot names only if the slot names
+// the calling goroutine, so it reads its own Proc, never one that the
+// stash has given to another goroutine meanwhile.
 func (s *System) noteRunner(p *Proc) {
-	if i := ready.Pin(); i < len(s.hand.slots) {
+	g := uintptr(p.g)
+	i := ready.Pin()
+	if i < len(s.hand.slots) {
 		h := &s.hand.slots[i]
-		if g := uintptr(p.g); h.cur.Load() != p || h.curG.Load() != g {
-			// curG cleared first: a reader on another processor that
-			// finds its own id in curG before and after reading cur has
-			// read its own Proc (flushHandedHere).
+		if h.cur.Load() != p || h.curG.Load() != g {
 			h.curG.Store(0)
 			h.cur.Store(p)
 			h.curG.Store(g)
 		}
 	}
 	ready.Unpin()
+	if i < len(s.hand.slots) && int(p.nslot) != i+1 {
+		if p.nslot != 0 { // moved: the slot named before names it no more
+			s.hand.slots[p.nslot-1].curG.CompareAndSwap(g, 0)
+		}
+		p.nslot = uint8(i) + 1
+	}
 }
 
 // handOff holds back the runner of a, just taken for a plain message
@@ -149,16 +158,15 @@ func (a *core) handOff() (held bool, old *core) {
 	return true, old
 }
 
-// forgetRunner clears p, a runner that ends, from its processor's slot:
+// forgetRunner clears p, a runner that ends, from the slot that names
+// it: its goroutine may go on as another runner, with another Proc, and
 // a goroutine that the runtime gives p's goroutine's descriptor next
 // must not pass for it.
 func (s *System) forgetRunner(p *Proc) {
-	if i := ready.Pin(); i < len(s.hand.slots) {
-		if h := &s.hand.slots[i]; h.curG.Load() == uintptr(p.g) {
-			h.curG.Store(0)
-		}
+	if p.nslot != 0 {
+		s.hand.slots[p.nslot-1].curG.CompareAndSwap(uintptr(p.g), 0)
+		p.nslot = 0
 	}
-	ready.Unpin()
 }
 
 // startHeld starts the runner of a, an actor held back and just taken
