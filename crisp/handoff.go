@@ -77,7 +77,7 @@ type handSlot struct {
 	pend  atomic.Pointer[core]
 	pendG atomic.Uintptr
 	seq   atomic.Uint32 // hand-offs made here, ever: the sweep compares
-	seen  uint32        // seq at the sweep before; the sweep's, under handMu
+	seen  uint32        // seq at the sweep before; the sweep's, under handState.mu
 	_     [64 - 40]byte
 }
 
@@ -104,7 +104,6 @@ func (s *System) noteRunner(p *Proc) {
 	if i < len(s.hand.slots) {
 		h := &s.hand.slots[i]
 		if h.cur.Load() != p || h.curG.Load() != g {
-			h.curG.Store(0)
 			h.cur.Store(p)
 			h.curG.Store(g)
 		}
@@ -136,13 +135,13 @@ func (a *core) handOff() (held bool, old *core) {
 	}
 	h := &s.hand.slots[i]
 	// Pinned, nothing else writes this processor's slot meanwhile: if
-	// curG is this goroutine, cur is its Proc.
+	// curG is this goroutine, cur is its Proc (see noteRunner).
 	if h.curG.Load() != uintptr(gid.Current()) {
 		ready.Unpin()
 		return false, nil
 	}
 	p := h.cur.Load()
-	if p == nil || p.m == nil || p.g != gid.Current() {
+	if p == nil || p.m == nil {
 		ready.Unpin()
 		return false, nil // not in a handler
 	}
