@@ -175,8 +175,10 @@ func (a *core) startHeld() {
 	go a.run(nil)
 }
 
-// takeHanded takes the actor the runner p held back, if it is still in
-// its slot, and returns it (nil if someone started it meanwhile).
+// takeHanded takes the actor held back in the slot where p's handler
+// held one, and returns it (nil if someone started it meanwhile). That
+// may be another handler's, held there since: any runner may run any
+// actor held back, so taking it is no harm.
 func (s *System) takeHanded(p *Proc) *core {
 	i := int(p.hslot) - 1
 	p.hslot = 0

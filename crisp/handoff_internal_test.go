@@ -148,6 +148,7 @@ func TestShutdownStartsTheRunnersHeldBack(t *testing.T) {
 		stopped := make(chan error)
 		go func() { stopped <- sys.Shutdown(ctx) }()
 		synctest.Wait()
+		assert.True(t, fb.Ready(), "Shutdown started b's runner while a's handler still held it back")
 		close(release)
 		require.NoError(t, <-stopped)
 		v, err := fb.Get()
