@@ -42,10 +42,12 @@ import (
 // for long after its Tell delays B by at most twice handSweep, never
 // deadlocks on it.
 //
-// Only plain messages are handed off (a Tell or Call without options):
-// a message with a deadline, a context or other options starts its
-// actor's runner as before, and so does any message sent to an actor
-// held back. Nor is an actor with a lane (one that has flooded): it
+// Only plain messages are handed off (a Tell or Call without options),
+// and those whose one option is a Within at least handFar away on the
+// real clock (the hold cannot make them miss): a message with a nearer
+// deadline, a deadline on another clock, a context or other options
+// starts its actor's runner as before, and so does any message sent to
+// an actor held back. Nor is an actor with a lane (one that has flooded): it
 // takes its work in batches beside its senders, and held back it waited
 // for its producer's next message (counting 1.09x the time).
 //
@@ -61,6 +63,14 @@ import (
 // back since the sweep before: no actor is held back longer than twice
 // this (real time).
 const handSweep = time.Millisecond
+
+// handFar is how far on the real clock a message's deadline must be for
+// it to hand off (sendKeyed): twice handSweep, the longest hold, and a
+// busy machine's scheduling slice (10 ms, Go's preemption) before the
+// sweep itself runs, with room to spare. A nearer deadline, or any on
+// another clock (a test's virtual one moves while a runner is held),
+// starts the runner at once.
+const handFar = 20 * time.Millisecond
 
 // handSlot is one processor's slot of a system's hand-offs, on a cache
 // line of its own: written by the runners on that processor, read by

@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -158,4 +159,52 @@ func TestShutdownStartsTheRunnersHeldBack(t *testing.T) {
 			assert.Equal(t, 1, v)
 		}
 	})
+}
+
+// A message whose deadline is at least handFar away on the real clock
+// hands off as a plain one does: held back, it is started by the sweep
+// for a handler that blocks outside crisp. A nearer deadline, or one on
+// another clock, starts the receiver's runner at once: the hold could
+// make it miss.
+func TestADeadlineHandsOffOnlyWhenFarOnTheRealClock(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mock bool
+		d    time.Duration
+		held bool
+	}{
+		{"far", false, time.Hour, true},
+		{"just far enough", false, handFar, true},
+		{"near", false, handFar - 1, false},
+		{"far on a mock clock", true, time.Hour, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var opts []Option
+				if tc.mock {
+					opts = append(opts, WithClock(clock.NewMock()))
+				}
+				sys := NewSystem(opts...)
+				defer sys.Shutdown(context.Background())
+				a, b := Spawn(sys, 0), Spawn(sys, 0)
+				done := make(chan struct{})
+				var waited time.Duration
+				f := Call(a, func(*Proc, int) (struct{}, error) {
+					start := time.Now()
+					Tell(b, func(*Proc, int) { close(done) }, Within(tc.d))
+					<-done // a channel: crisp cannot see this wait
+					waited = time.Since(start)
+					return struct{}{}, nil
+				})
+				_, err := f.Get()
+				require.NoError(t, err)
+				if tc.held {
+					assert.Positive(t, waited, "held back until a sweep")
+					assert.LessOrEqual(t, waited, 2*handSweep, "the held-back runner started within two sweeps")
+				} else {
+					assert.Zero(t, waited, "started at once")
+				}
+			})
+		})
+	}
 }

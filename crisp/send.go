@@ -302,7 +302,10 @@ func (a *core) sendKeyed(m *message, k, since int64, l *lane) {
 		a.needWatchKey(k, since)
 		return
 	}
-	if a.post(m, true) {
+	// A deadline at least handFar away on the real clock cannot be
+	// missed for a hand-off's hold (handoff.go): such a message may hand
+	// off as a plain one does.
+	if a.post(m, true, a.sys.realClock && k-since >= int64(handFar)) {
 		a.needWatchKey(k, since)
 	}
 }
@@ -324,7 +327,7 @@ func (a *core) sendWithinTimes(m *message, now time.Time, d time.Duration) {
 		a.refuseStopped(m)
 		return
 	}
-	if a.post(m, true) {
+	if a.post(m, true, false) {
 		a.needWatch(dl, now)
 	}
 }
@@ -385,7 +388,7 @@ func (a *core) sendWith(m *message, opts []SendOption) {
 	if l := a.lane.Load(); o.dl.IsZero() && l != nil && a.laneSend(l, m) {
 		return
 	}
-	if a.post(m, !o.dl.IsZero()) && !o.dl.IsZero() {
+	if a.post(m, !o.dl.IsZero(), false) && !o.dl.IsZero() {
 		a.needWatch(o.dl, o.now)
 	}
 }
@@ -402,17 +405,21 @@ func (a *core) refuseStopped(m *message) {
 
 // post puts m, admitted, on a's intake and makes sure a goroutine holds
 // a. If a is busy with another sender's message, it queues m at once,
-// and watches its deadline if watched is true. It reports whether m was
-// left in the intake for the runner to queue.
-func (a *core) post(m *message, watched bool) bool {
+// and watches its deadline if watched is true. If hand is true, a
+// handler's runner may hold a's runner back and go on as it (handOff).
+// It reports whether m was left in the intake for the runner to queue.
+func (a *core) post(m *message, watched, hand bool) bool {
 	// m.state is stQueued (the zero value) from here: a context that ends
 	// now cancels it, and the intake's drain skips it.
 	if !a.intakePush(m) {
 		return false
 	}
-	if a.grp != nil {
+	switch {
+	case a.grp != nil:
 		a.startGroup()
-	} else {
+	case hand:
+		a.startPlain()
+	default:
 		a.start()
 	}
 	if a.occupied() && a.holder.Load() != uintptr(gid.Current()) && a.mu.TryLock() {
