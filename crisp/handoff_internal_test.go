@@ -208,3 +208,51 @@ func TestADeadlineHandsOffOnlyWhenFarOnTheRealClock(t *testing.T) {
 		})
 	}
 }
+
+// Two actors that answer each other, each runner found lingering by the
+// other's send, settle into a chain on one goroutine (passOn): the
+// runner whose partner answered it last ends rather than lingers, and
+// the partner's answer hands off. Without that, two runners took turns,
+// each yielding for the other's answer, in a third to a half of fresh
+// ping-pongs on a quiet machine: a switch of goroutine per message.
+func TestTwoActorsThatAnswerEachOtherShareOneGoroutine(t *testing.T) {
+	const rounds, n = 12, 5000
+	for range rounds {
+		sys := NewSystem()
+		ping, pong := Spawn(sys, 0), Spawn(sys, 0)
+		seen := make(chan gid.ID, 2*n)
+		done := make(chan struct{})
+		var send func(i int)
+		send = func(i int) {
+			Tell(pong, func(*Proc, int) {
+				seen <- gid.Current()
+				Tell(ping, func(*Proc, int) {
+					seen <- gid.Current()
+					if i == n {
+						close(done)
+						return
+					}
+					send(i + 1)
+				})
+			})
+		}
+		// ping's runner is started beside pong's, as when both actors
+		// had other work: the two then meet each other lingering.
+		Tell(ping, func(*Proc, int) {})
+		send(1)
+		<-done
+		require.NoError(t, sys.Shutdown(context.Background()))
+		close(seen)
+		switches, prev := 0, gid.ID(0)
+		for g := range seen {
+			if g != prev {
+				switches++
+			}
+			prev = g
+		}
+		// A sweep (or a machine that keeps the goroutine from running)
+		// may start a held-back runner on a goroutine of its own; the
+		// chain forms again at the next answer.
+		require.Less(t, switches, n/2, "%d switches of goroutine in %d messages", switches, 2*n)
+	}
+}
