@@ -2,6 +2,7 @@ package crisp
 
 import (
 	"runtime/debug"
+	"time"
 
 	"github.com/crisprt/crisp/internal/ready"
 )
@@ -811,12 +812,21 @@ func (a *core) giveKeysBack(m *message) {
 //
 //go:noinline
 func (a *core) late(m *message) bool {
-	now := a.sys.now()
+	s := a.sys
+	var now time.Time
+	if s.bounded.Load() {
+		if m.obs == 0 && s.startBound(m.deadline) {
+			return false // not due, nor anything the watchdog watches
+		}
+		now = s.nowAnchored()
+	} else {
+		now = s.now()
+	}
 	if now.Before(m.deadline) {
 		if m.obs != 0 {
 			keepStartReading(a.sys, m, now) // Started reuses it (observe.go)
 		}
-		if a.sys.wd.NudgeAt(now) { // between messages, with the reading at hand: see between
+		if s.wd.NudgeAt(now) { // between messages, with the reading at hand: see between
 			a.stepAside()
 		}
 		return false

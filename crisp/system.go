@@ -89,6 +89,14 @@ type System struct {
 	stopsLeft    atomic.Int64 // live actors the shutdown goroutine has still to stop
 
 	hand handState // runners held back for handlers' runners to go on as (handoff.go)
+
+	// The bounded start check (startBound): set at NewSystem if it may
+	// be used, anchor is a reading of the processor's counter and the
+	// clock's key just after it, and wdOff the watchdog's key of the
+	// system's epoch.
+	bounded atomic.Bool
+	anchor  atomic.Pointer[clockAnchor]
+	wdOff   int64
 }
 
 // nShards spreads the live-actor lists so that actors starting and
@@ -234,6 +242,8 @@ func NewSystem(opts ...Option) *System {
 	s.hand.slots = newHandSlots()
 	s.ghost = &core{sys: s}
 	s.wd = watchdog.New(s.clk, watchdog.AfterBatch(s.notify), watchdog.Precision(s.precision))
+	s.wdOff = int64(s.epoch.Sub(s.wd.Epoch()))
+	s.bounded.Store(s.realClock && ready.HasCounter && !fakeNow(s.epoch))
 	return s
 }
 

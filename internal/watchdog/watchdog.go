@@ -519,6 +519,19 @@ func (w *Watchdog) Watching() bool {
 // two such goroutines: 2.0 s against crisp's 43-47 ms without deadlines).
 const watchSoon = 20 * time.Millisecond
 
+// NotDueBy reports whether the earliest watched deadline comes after
+// the key k (nanoseconds from Epoch), or none is watched, and no Nudge
+// has woken the watchdog: a runner whose clock surely reads less than k
+// has nothing to Nudge for (crisp's bounded start check).
+func (w *Watchdog) NotDueBy(k int64) bool {
+	d := w.due.Load()
+	return d == noDue || d != wokenDue && k < d
+}
+
+// Epoch returns the origin of the watchdog's keys (NotDueBy): its
+// clock's reading when New made it.
+func (w *Watchdog) Epoch() time.Time { return w.epoch }
+
 // NudgeAt is Nudge with now, a fresh reading of the watchdog's clock
 // that the caller has at hand, in place of a reading of its own.
 func (w *Watchdog) NudgeAt(now time.Time) bool {
