@@ -88,13 +88,7 @@ type handSlot struct {
 	pendG atomic.Uintptr
 	seq   atomic.Uint32 // hand-offs made here, ever: the sweep compares
 	seen  uint32        // seq at the sweep before; the sweep's, under handState.mu
-	// poked is the actor whose lingering runner a handler's send last
-	// found from this processor, and poker that handler's actor
-	// (passOn): hints, read by other processors' senders. They keep two
-	// actors per processor from the collector until overwritten.
-	poked atomic.Pointer[core]
-	poker atomic.Pointer[core]
-	_     [64 - 56]byte
+	_     [64 - 40]byte
 }
 
 // handState is a system's hand-off state.
@@ -171,55 +165,6 @@ func (a *core) handOff() (held bool, old *core) {
 		s.armHandSweep()
 	}
 	return true, old
-}
-
-// passOn is startPlain's look when a handler's send finds b held by a
-// runner that is not in a handler: one that lingers for more work, or
-// has yet to start. If b's runner, in its own handler, last sent to the
-// sending handler's actor and found it so too, the two actors answer
-// each other (a ping-pong) on two goroutines, each runner lingering a
-// yield for the other's answer and finding it there: per message a trip
-// through Go's scheduler (54,000 Goscheds in savina-pingpong's 80,000
-// messages). The sending runner is then marked (Proc.passed): out of
-// work, it ends at once rather than linger (schedule), the other's
-// answer finds its actor idle and hands off (handOff), and the two go
-// on as a chain on one goroutine. Actors that send on to a third (a
-// ring) are left alone: there a runner that lingers catches the next
-// message of a convoy.
-//
-//go:noinline
-func (s *System) passOn(b *core) {
-	i := ready.Pin()
-	if i < len(s.hand.slots) {
-		h := &s.hand.slots[i]
-		if h.curG.Load() == uintptr(gid.Current()) { // its own Proc: see noteRunner
-			if p := h.cur.Load(); p != nil && p.m != nil {
-				a := p.actor()
-				if !p.passed && s.poked(b, a) {
-					p.passed = true
-				}
-				if h.poked.Load() != b {
-					h.poked.Store(b)
-				}
-				if h.poker.Load() != a {
-					h.poker.Store(a)
-				}
-			}
-		}
-	}
-	ready.Unpin()
-}
-
-// poked reports whether a handler of b last found a lingering
-// (passOn), on any processor.
-func (s *System) poked(b, a *core) bool {
-	for i := range s.hand.slots {
-		h := &s.hand.slots[i]
-		if h.poker.Load() == b && h.poked.Load() == a {
-			return true
-		}
-	}
-	return false
 }
 
 // forgetRunner clears p, a runner that ends, from the slot that names

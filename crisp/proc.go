@@ -40,7 +40,6 @@ type Proc struct {
 	selfWait bool       // a group runner blocked on a future of its group (checkGroupWait). Guarded by a.mu.
 	hslot    uint8      // 1 + the processor slot where the runner's handler held back a runner (handoff.go); 0 if none
 	nslot    uint8      // 1 + the processor slot that names this runner (noteRunner); 0 if none
-	passed   bool       // the runner's handler sent to an actor whose runner lingers (passOn): out of work, this runner ends at once
 	answered bool       // the last message the runner ran was answered (a Call's): its caller may be waiting for the answer (convo.go)
 }
 
@@ -144,7 +143,7 @@ func (p *Proc) reuse(a *core, g gid.ID) {
 	p.m, p.g, p.gw, p.x = nil, g, nil, nil
 	p.wake = park.Spot{}
 	p.epoch, p.batch, p.hslot, p.nslot = 0, 0, 0, 0
-	p.serve, p.done, p.selfWait, p.answered, p.passed = false, false, false, false, false
+	p.serve, p.done, p.selfWait, p.answered = false, false, false, false
 	p.setActor(a)
 }
 

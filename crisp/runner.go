@@ -382,8 +382,6 @@ func (a *core) startPlain() {
 	if !a.acquire() {
 		if f := a.flags.Load(); f&(fParked|fHanded) != 0 {
 			a.wakeHeld(f)
-		} else if f&(fHandling|fAside|fStopped) == 0 {
-			a.sys.passOn(a) // its runner lingers, or has yet to start
 		}
 		return
 	}
@@ -616,14 +614,11 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 		first = nil
 		a.deliverFailed()
 		switch {
-		case m == nil && grace > 0 && (p.hslot != 0 || p.passed):
+		case m == nil && grace > 0 && p.hslot != 0:
 			// Out of work with a runner held back: no linger or park;
-			// this goroutine goes on as that runner (handoff.go). Or,
-			// having sent to an actor whose runner lingers, it ends:
-			// that actor's answer will find this one idle (passOn).
+			// this goroutine goes on as that runner (handoff.go).
 			a.endHandling()
 			p.batch = 0
-			p.passed = false
 			grace = 0
 		case m == nil && grace > 0:
 			a.endHandling()
