@@ -105,11 +105,7 @@
 // an idle actor of its own system does not start a goroutine: once the
 // handler returns and its own actor has nothing else to do, its runner
 // goes on as the other actor's, so a chain of actors (a ring, a
-// ping-pong) runs on one goroutine. Two actors that answer each other
-// while both have runners come to that too: a runner whose send found
-// its partner's runner lingering for it, and whose partner's last send
-// found its own so, ends instead of lingering, and the partner's answer
-// finds its actor idle. If the handler's actor has more
+// ping-pong) runs on one goroutine. If the handler's actor has more
 // work, if anything else is sent to the other actor, or if the handler
 // waits in crisp ([Await], a future's Get, [Proc.Sleep]), the other
 // actor's runner starts at once; a handler that instead blocks on
