@@ -42,6 +42,7 @@ var bound struct {
 	// measured.
 	rate atomic.Uint64
 	t    atomic.Int64 // the first pair's counter reading; zero until read
+	next atomic.Int64 // the counter's reading before which no second pair is tried
 	mu   sync.Mutex   // guards n, the first pair's clock reading, and the measure
 	n    int64
 }
@@ -79,10 +80,12 @@ func Elapsed(t0 int64) (int64, bool) {
 // Callers that find another calibrating go on without.
 func calibrate() {
 	// Until the counter has gone calibrateNs/2 ticks past the first pair
-	// (a rate of 0.5 GHz, below any counter's), calibrateNs have not
-	// passed: one reading, no lock.
-	if t := bound.t.Load(); t != 0 && ticks()-t < calibrateNs/2 { // clock seam: as in Stamp
-		return
+	// (a rate of 0.5 GHz, below any counter's), or past next, calibrateNs
+	// have not passed: one reading, no lock.
+	if t := bound.t.Load(); t != 0 {
+		if now := ticks(); now-t < calibrateNs/2 || now < bound.next.Load() { // clock seam: as in Stamp
+			return
+		}
 	}
 	if !bound.mu.TryLock() {
 		return
@@ -108,9 +111,12 @@ func calibrate() {
 	dn, dt := n-bound.n, t1-t0
 	if dt <= 0 {
 		bound.t.Store(0) // the counter went back: start again
+		bound.next.Store(0)
 		return
 	}
 	if dn < calibrateNs {
+		// Not yet: the rate so far says when it will be.
+		bound.next.Store(t1 + int64(float64(calibrateNs-dn)*float64(dt)/float64(max(dn, 1))))
 		return
 	}
 	r := float64(dn) / float64(dt) * (1 + 1.0/rateSlack) * (1 << 32)
