@@ -56,18 +56,7 @@ func TestAHandlerThatBlocksAfterItsTellIsNotLeftWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sys := NewSystem()
 		defer sys.Shutdown(context.Background())
-		a, b := Spawn(sys, 0), Spawn(sys, 0)
-		done := make(chan struct{})
-		var waited time.Duration
-		f := Call(a, func(*Proc, int) (struct{}, error) {
-			start := time.Now()
-			Tell(b, func(*Proc, int) { close(done) })
-			<-done // a channel: crisp cannot see this wait
-			waited = time.Since(start)
-			return struct{}{}, nil
-		})
-		_, err := f.Get()
-		require.NoError(t, err)
+		waited := waitAfterTell(t, sys)
 		assert.LessOrEqual(t, waited, 2*handSweep, "the held-back runner started within two sweeps")
 	})
 }
@@ -186,18 +175,7 @@ func TestADeadlineHandsOffOnlyWhenFarOnTheRealClock(t *testing.T) {
 				}
 				sys := NewSystem(opts...)
 				defer sys.Shutdown(context.Background())
-				a, b := Spawn(sys, 0), Spawn(sys, 0)
-				done := make(chan struct{})
-				var waited time.Duration
-				f := Call(a, func(*Proc, int) (struct{}, error) {
-					start := time.Now()
-					Tell(b, func(*Proc, int) { close(done) }, Within(tc.d))
-					<-done // a channel: crisp cannot see this wait
-					waited = time.Since(start)
-					return struct{}{}, nil
-				})
-				_, err := f.Get()
-				require.NoError(t, err)
+				waited := waitAfterTell(t, sys, Within(tc.d))
 				if tc.held {
 					assert.Positive(t, waited, "held back until a sweep")
 					assert.LessOrEqual(t, waited, 2*handSweep, "the held-back runner started within two sweeps")
@@ -207,4 +185,24 @@ func TestADeadlineHandsOffOnlyWhenFarOnTheRealClock(t *testing.T) {
 			})
 		})
 	}
+}
+
+// waitAfterTell runs a handler of a new actor of sys that Tells another
+// new actor with opts and then waits on a channel, which crisp cannot
+// see, for that Tell's handler: it returns how long the handler waited
+// (on the bubble's clock, in a synctest test).
+func waitAfterTell(t *testing.T, sys *System, opts ...SendOption) time.Duration {
+	a, b := Spawn(sys, 0), Spawn(sys, 0)
+	done := make(chan struct{})
+	var waited time.Duration
+	f := Call(a, func(*Proc, int) (struct{}, error) {
+		start := time.Now()
+		Tell(b, func(*Proc, int) { close(done) }, opts...)
+		<-done // a channel: crisp cannot see this wait
+		waited = time.Since(start)
+		return struct{}{}, nil
+	})
+	_, err := f.Get()
+	require.NoError(t, err)
+	return waited
 }
