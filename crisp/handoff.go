@@ -42,14 +42,15 @@ import (
 // for long after its Tell delays B by at most twice handSweep, never
 // deadlocks on it.
 //
-// Only plain messages are handed off (a Tell or Call without options),
-// and those whose one option is a Within at least handFar away on the
-// real clock (the hold cannot make them miss): a message with a nearer
+// Only plain messages hand off (a Tell or Call without options), and
+// those whose one option is a Within at least handFar away on the real
+// clock (the hold cannot make them miss): a message with a nearer
 // deadline, a deadline on another clock, a context or other options
 // starts its actor's runner as before, and so does any message sent to
-// an actor held back. Nor is an actor with a lane (one that has flooded): it
-// takes its work in batches beside its senders, and held back it waited
-// for its producer's next message (counting 1.09x the time).
+// an actor held back. Nor does an actor with a lane (one that has
+// flooded): it takes its work in batches beside its senders, and held
+// back it waited for its producer's next message (counting 1.09x the
+// time).
 //
 // Measured in whole processes against the code before (AMD EPYC, 2
 // vCPU, 10 pairs; BENCHMARKS.md, twenty-ninth session): threadring 0.68x
@@ -68,8 +69,10 @@ const handSweep = time.Millisecond
 // it to hand off (sendKeyed): twice handSweep, the longest hold, and a
 // busy machine's scheduling slice (10 ms, Go's preemption) before the
 // sweep itself runs, with room to spare. A nearer deadline, or any on
-// another clock (a test's virtual one moves while a runner is held),
-// starts the runner at once.
+// a mock clock (which moves when its test says, whatever a runner's
+// hold), starts the runner at once. In a testing/synctest bubble the
+// sweep's timer runs on the bubble's clock: a hold lasts at most two
+// sweeps of it.
 const handFar = 20 * time.Millisecond
 
 // handSlot is one processor's slot of a system's hand-offs, on a cache
