@@ -22,11 +22,12 @@ import (
 // bound of the time the counter says has passed since (ready.Elapsed: a
 // reading of 13 ns, at a rate a hundredth above the one measured), plus
 // boundSlack, is a time the clock cannot yet have reached. A deadline
-// after it has not come: the message runs, and the watchdog has nothing
-// due before it either (Nudge). Otherwise the check reads the clock as
-// before, and renews the anchor once it is anchorAge old, so that the
-// bound's margin (a hundredth of the anchor's age) stays small beside
-// the deadlines checked.
+// after it has not come: the message runs, with nothing to Nudge the
+// watchdog for if its earliest deadline is after the bound too.
+// Otherwise the check reads the clock as before, and renews the anchor
+// if it is anchorAge old or older: the bound's margin (a hundredth of
+// the anchor's age) grows while only far deadlines are checked, and
+// shrinks again at the first check it leaves to the clock.
 //
 // Only on the real clock, outside testing/synctest bubbles (fakeNow):
 // a mock clock or a bubble's moves without the counter. Each reading
