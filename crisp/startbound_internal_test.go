@@ -46,6 +46,13 @@ func TestTheStartBoundNeverPassesADeadlineThatCame(t *testing.T) {
 	assert.False(t, sys.startBound(now), "now")
 	assert.False(t, sys.startBound(now.Add(-time.Nanosecond)), "passed")
 	assert.False(t, sys.startBound(now.Add(time.Duration(boundSlack/2))), "within the slack")
+	// With a counter taken to count no time at all, only the slack
+	// stands between the anchor and a deadline (at 2 ns a tick the
+	// ticks since the anchor may cover half the slack by themselves).
+	restore := ready.SetRate(1)
+	assert.False(t, sys.startBound(now.Add(time.Duration(boundSlack/2))), "within the slack, on no ticks")
+	assert.True(t, sys.startBound(now.Add(time.Duration(2*boundSlack))), "past the slack, on no ticks")
+	restore()
 
 	// A deadline the watchdog watches, ten seconds off: with a bound
 	// twenty seconds ahead (an anchor that says so), the check cannot
