@@ -167,10 +167,7 @@ func (a *core) admitWork(m *message, j job, o *sendOpts) error {
 		ad.root = merge(merge(l, e), r)
 	}
 	ad.mu.Unlock()
-	if m.ext == nil {
-		m.ext = &msgExt{}
-	}
-	m.ext.adm = e
+	m.extOf().adm = e
 	return nil
 }
 

@@ -655,7 +655,7 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 	c := &cont[S, T, U]{a: a, f: f, k: k}
 	x := p.extra()
 	x.thens = append(x.thens, c) // p's process made it: see Proc.madeHere
-	c.deadline, c.seq, c.resumed = p.m.deadline, p.m.seq, true
+	c.dk, c.seq, c.resumed = p.m.dk, p.m.seq, true
 	if pi := p.m.pi.Load(); pi != nil && (pi.Priority != 0 || pi.Tag != nil || pi.Name != "") {
 		c.pi.Store(&policy.Item{Priority: pi.Priority, Tag: pi.Tag, Name: pi.Name})
 	}
@@ -664,6 +664,9 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 		// The continuation goes on with its handler's request: its sends
 		// inherit as the handler's would (propagate.go).
 		c.ext = &msgExt{ctx: x.ctx, finish: x.finish}
+	}
+	if x := p.m.ext; x != nil && !x.dl.IsZero() {
+		c.extOf().dl = x.dl // the sender's own time, for reports (setDeadline)
 	}
 	c.state.Store(stSuspended)
 	core := &a.core

@@ -42,7 +42,7 @@ func WithDeadLetters(f func(DeadLetter)) Option {
 //
 //go:noinline
 func (a *core) deadLetter(m *message, j job, err error) {
-	d := DeadLetter{Actor: a.displayName(), Message: m.name(j), Deadline: m.deadline, Tag: m.tag(), Reason: err}
+	d := DeadLetter{Actor: a.displayName(), Message: m.name(j), Deadline: m.deadlineOf(a.sys), Tag: m.tag(), Reason: err}
 	defer func() {
 		if r := recover(); r != nil {
 			a.sys.log.LogAttrs(m.logContext(), slog.LevelError, "dead-letter hook panicked",

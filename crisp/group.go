@@ -58,10 +58,7 @@ func (m *message) setKeys(opts []SendOption) {
 	if n == 0 {
 		return
 	}
-	if m.ext == nil {
-		m.ext = &msgExt{}
-	}
-	keys := m.ext.key1[:0] // one key, the usual case: no second allocation
+	keys := m.extOf().key1[:0] // one key, the usual case: no second allocation
 	if n > 1 {
 		keys = make([]keyRef, 0, n)
 	}

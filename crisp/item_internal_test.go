@@ -76,7 +76,7 @@ func TestAMessageHasItsPolicyItemOnlyWhenItNeedsIt(t *testing.T) {
 	for i, m := range queued() {
 		it := m.pi.Load()
 		require.NotNil(t, it, "message %d was folded into the policy's queue without an item", i)
-		assert.Equal(t, m.deadline, it.Deadline, "message %d", i)
+		assert.Equal(t, m.deadlineOf(a.sys), it.Deadline, "message %d", i)
 		assert.Equal(t, m.seq, it.Seq, "message %d", i)
 		assert.Same(t, m, jobOf(it).hdr(), "message %d: the item's job is the message's", i)
 	}

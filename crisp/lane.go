@@ -102,8 +102,7 @@ type lane struct {
 	// mk makes a Tell to the lane's actor of a handler (its func value's
 	// pointer), in x if it is not nil, else from the stash when it can
 	// (laneMaker).
-	mk  func(fn unsafe.Pointer, x *tellMem) *message
-	sys *System // for its entries' deadlines (atKey)
+	mk func(fn unsafe.Pointer, x *tellMem) *message
 	// dated is set once an entry with a deadline has been pushed: until
 	// then the watchdog has nothing to look for in the lane (firstKey),
 	// and a flood without deadlines is spared a look at its lane's
@@ -193,10 +192,10 @@ func (a *core) laneable() bool {
 	return a.cfg.edf && a.grp == nil && a.bound == nil && a.sys.obs == nil
 }
 
-// newLane returns an empty lane of an actor of sys whose Tells mk makes.
-func newLane(sys *System, mk func(unsafe.Pointer, *tellMem) *message) *lane {
+// newLane returns an empty lane of an actor whose Tells mk makes.
+func newLane(mk func(unsafe.Pointer, *tellMem) *message) *lane {
 	seg := new(laneSeg)
-	return &lane{tail: seg, head: seg, mk: mk, sys: sys}
+	return &lane{tail: seg, head: seg, mk: mk}
 }
 
 // push puts s at the lane's end and reports true, unless s goes before
@@ -266,9 +265,7 @@ func (l *lane) message(s laneSlot, x *tellMem) *message {
 		return (*message)(s.p)
 	}
 	m := l.mk(s.p, x)
-	if k := s.key(); k != 0 {
-		m.deadline = l.sys.atKey(k)
-	}
+	m.dk = s.key() // positive (withinKey), or 0: its own deadline key
 	return m
 }
 
@@ -350,7 +347,7 @@ func laneTellWithin[S any](a *Actor[S], l *lane, fn func(*Proc, S), opts []SendO
 //
 //go:noinline
 func (a *core) makeLane(mk func(unsafe.Pointer, *tellMem) *message) *lane {
-	l := newLane(a.sys, mk)
+	l := newLane(mk)
 	if a.lane.CompareAndSwap(nil, l) {
 		return l
 	}
@@ -441,7 +438,7 @@ func (a *core) laneFirst(s laneSlot) bool {
 		return true
 	}
 	k := s.key()
-	return k != 0 && (b.deadline.IsZero() || k < a.sys.key(b.deadline))
+	return k != 0 && (b.dk == 0 || k < b.dk)
 }
 
 // takeLane takes s, the lane's first entry, as its message for the
@@ -488,8 +485,8 @@ func (a *core) queueFromLane(m *message) {
 // first anyway. Called with a.mu held.
 func (a *core) laneBefore(l *lane, m *message) {
 	o := int64(math.MaxInt64)
-	if !m.deadline.IsZero() {
-		o = a.sys.key(m.deadline)
+	if m.dk != 0 {
+		o = m.dk
 	}
 	for l.popped.Load() < m.seq {
 		s, ok := l.peek()
@@ -505,7 +502,7 @@ func (a *core) laneBefore(l *lane, m *message) {
 // before now: in EDF's order, the due ones are a prefix. Called with
 // a.mu held.
 func (a *core) expireLane(l *lane, now time.Time) {
-	k := a.sys.key(now)
+	k := a.sys.dlKey(now)
 	for {
 		s, ok := l.peek()
 		if !ok || s.key() == 0 || s.key() > k {
@@ -518,13 +515,13 @@ func (a *core) expireLane(l *lane, now time.Time) {
 	}
 }
 
-// laneDeadline returns the earliest deadline in the lane l, its first
-// entry's, or the zero time. Called with a.mu held.
-func (a *core) laneDeadline(l *lane) time.Time {
-	if s, ok := l.peek(); ok && s.key() != 0 {
-		return a.sys.atKey(s.key())
+// laneKey returns the key of the earliest deadline in the lane l, its
+// first entry's, or 0. Called with a.mu held.
+func (a *core) laneKey(l *lane) int64 {
+	if s, ok := l.peek(); ok {
+		return s.key()
 	}
-	return time.Time{}
+	return 0
 }
 
 // failLane fails everything in a's lane with ErrStopped: a has stopped.

@@ -3,6 +3,7 @@ package crisp
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
@@ -55,8 +56,13 @@ type message struct {
 	ownItem    bool  // pi was made alone, by item, and goes back to the spares once popped (giveItemBack)
 	dli        int32 // position in the actor's deadline index
 
-	deadline time.Time // the start deadline; the zero time means none
-	seq      uint64    // the arrival number at the actor (policy.Item's Seq)
+	// dk is the start deadline as a deadline key (System.dlKey), 0 for
+	// none: the runner, the queues and the watchdog compare keys, and
+	// only reports make times of them (deadlineOf). A word, not a
+	// time.Time's three: every message is 16 bytes smaller, and a start
+	// check or a lane entry makes no time (issue 13).
+	dk  int64
+	seq uint64 // the arrival number at the actor (policy.Item's Seq)
 	// job holds the message's job (work). A Call's future points here
 	// for its source, rather than holding a copy (plumb.SetSourceAt).
 	job any
@@ -69,8 +75,8 @@ type message struct {
 	// lock, while another goroutine reads the message's name (a caller's
 	// CheckWait, an observer). Under EDF and FIFO messages in arrival
 	// order, and most with a deadline, never enter the queue (placePlain):
-	// without a policy.Item in every message a Tell is 112 bytes, not
-	// 160, and a queued Call with its future 144, not 176.
+	// without a policy.Item in every message (and with the deadline a
+	// key) a Tell is 96 bytes, and a queued Call with its future 128.
 	pi atomic.Pointer[policy.Item]
 }
 
@@ -83,6 +89,12 @@ type msgExt struct {
 	key1    [1]keyRef   // keys' storage when there is only one
 	adm     *admEntry   // its admission control record (admission.go)
 	finish  time.Time   // the finishing deadline its handler's sends inherit (propagate.go)
+	// dl is the start deadline as the sender gave it, when the time its
+	// key gives back (System.dlTime) would differ from it in any field
+	// (a By time with its own monotonic or wall reading, a context's
+	// deadline, one beyond the keys' range): reports give the sender's
+	// own time back. Zero otherwise.
+	dl time.Time
 
 	// Set only for an observed message (message.obs != 0), by the
 	// goroutine making its transition (observe.go): its number; the
@@ -116,15 +128,15 @@ func (m *message) work() job { return m.job.(job) }
 // item returns m as its actor's policy sees it, made if m has none yet
 // and brought up to date: its deadline, arrival number, whether it is
 // resumed, and its job. Called with the actor's mu held, before m
-// enters the policy's queue.
-func (m *message) item() *policy.Item {
+// enters the policy's queue; s is the actor's system.
+func (m *message) item(s *System) *policy.Item {
 	it := m.pi.Load()
 	if it == nil {
 		it = spareItem()
 		m.pi.Store(it)
 		m.ownItem = true
 	}
-	it.Deadline, it.Seq, it.Resumed = m.deadline, m.seq, m.resumed
+	it.Deadline, it.Seq, it.Resumed = m.deadlineOf(s), m.seq, m.resumed
 	*plumb.Ref(unsafe.Pointer(it)) = m.job // the job as it is: no assertion to job and back
 	return it
 }
@@ -457,7 +469,78 @@ var funcNames sync.Map // uintptr -> string
 
 // checked reports whether the runner checks m's deadline when it takes
 // it (late): a new message with a deadline.
-func (m *message) checked() bool { return !m.deadline.IsZero() && !m.resumed }
+func (m *message) checked() bool { return m.dk != 0 && !m.resumed }
+
+// Deadline keys. A deadline's key is its distance from the system's
+// epoch in nanoseconds (System.key), moved one down when not positive so
+// that 0 stays free to mean "no deadline": keys keep the deadlines'
+// order, and a clock reading's key compares with them as the reading
+// with the deadline (a message is due once dlKey(now) >= its key). A
+// deadline on the system's clock (a Within, a By made from the clock's
+// readings) gives the same instant back from its key, to the
+// nanosecond; the key of one with a monotonic reading is measured on
+// it, like time.Time's own comparisons. The keys of deadlines more than
+// 292 years from the epoch saturate: such messages order among
+// themselves by arrival, and keep their exact times for reports
+// (msgExt.dl).
+
+// dlKey returns the deadline key of t, which is not the zero time.
+func (s *System) dlKey(t time.Time) int64 { return keyOf(s.key(t)) }
+
+// keyOf returns the deadline key of the instant k nanoseconds after the
+// epoch.
+func keyOf(k int64) int64 {
+	if k <= 0 && k != math.MinInt64 {
+		k--
+	}
+	return k
+}
+
+// dlTime returns the instant of the deadline key k, not 0.
+func (s *System) dlTime(k int64) time.Time {
+	if k < 0 {
+		k++
+	}
+	return s.atKey(k)
+}
+
+// setDeadline gives m the start deadline t (the zero time for none), on
+// s's keys, keeping t itself if its key would not give it back.
+func (m *message) setDeadline(s *System, t time.Time) {
+	if t.IsZero() {
+		m.dk = 0
+		if m.ext != nil {
+			m.ext.dl = time.Time{}
+		}
+		return
+	}
+	m.dk = s.dlKey(t)
+	if s.dlTime(m.dk) != t {
+		m.extOf().dl = t
+	} else if m.ext != nil {
+		m.ext.dl = time.Time{}
+	}
+}
+
+// deadlineOf returns m's start deadline, the zero time if none: the time
+// its sender gave, on s's keys.
+func (m *message) deadlineOf(s *System) time.Time {
+	if m.dk == 0 {
+		return time.Time{}
+	}
+	if x := m.ext; x != nil && !x.dl.IsZero() {
+		return x.dl
+	}
+	return s.dlTime(m.dk)
+}
+
+// extOf returns m's extension, made if m has none.
+func (m *message) extOf() *msgExt {
+	if m.ext == nil {
+		m.ext = &msgExt{}
+	}
+	return m.ext
+}
 
 // takeState is the state a queued message is taken in: stTaken, or
 // stRunning at once for a Tell with nothing to check before it starts

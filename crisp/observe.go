@@ -233,7 +233,7 @@ func (a *core) sent(m *message, j job, o *sendOpts) {
 	x.ostamp = k
 	x.oname = m.name(j) // once: each later event reuses it
 	a.emit(&Event{Kind: EventSent, ID: x.oid, Actor: a.displayName(), Message: x.oname,
-		Time: now, Deadline: m.deadline, Priority: m.priority(), Policy: a.cfg.pol, Context: ctx})
+		Time: now, Deadline: m.deadlineOf(s), Priority: m.priority(), Policy: a.cfg.pol, Context: ctx})
 }
 
 // reading returns the system's clock's reading (see System.now) and its
@@ -290,8 +290,8 @@ func (a *core) observeStart(m *message) {
 	var e Event
 	a.eventOf(&e, EventStarted, m, now)
 	e.Wait = time.Duration(k - x.ostamp)
-	if !m.deadline.IsZero() {
-		e.Slack = m.deadline.Sub(now)
+	if m.dk != 0 {
+		e.Slack = m.deadlineOf(s).Sub(now)
 	}
 	m.obs |= obsStarted
 	x.ostamp = k
@@ -371,7 +371,7 @@ func (a *core) observeEnd(m *message, err error, missed bool, now time.Time) {
 		switch {
 		case missed:
 			a.eventOf(&e, EventMissed, m, now)
-			e.Lag = now.Sub(m.deadline)
+			e.Lag = now.Sub(m.deadlineOf(a.sys))
 		case m.obs&obsRefused != 0:
 			a.eventOf(&e, EventRefused, m, now)
 		case err == ErrStopped:
@@ -397,7 +397,7 @@ func (a *core) observeEnd(m *message, err error, missed bool, now time.Time) {
 func (a *core) eventOf(e *Event, k EventKind, m *message, now time.Time) {
 	x := m.ext // set by sent, as for every observed message
 	*e = Event{Kind: k, ID: x.oid, Actor: a.displayName(), Message: x.oname, Time: now,
-		Deadline: m.deadline, Priority: m.priority(), Context: x.ctx}
+		Deadline: m.deadlineOf(a.sys), Priority: m.priority(), Context: x.ctx}
 }
 
 // emit tells the observer of e; a panic in the observer is logged and
@@ -447,7 +447,7 @@ func (a *core) refuse(m *message, j job, err error) {
 	}
 	if ctx := m.logContext(); a.sys.log.Enabled(ctx, slog.LevelDebug) {
 		a.sys.log.LogAttrs(ctx, slog.LevelDebug, "message refused",
-			slog.String("actor", a.displayName()), slog.String("message", m.name(j)), m.deadlineAttr(),
+			slog.String("actor", a.displayName()), slog.String("message", m.name(j)), m.deadlineAttr(a.sys),
 			slog.Any("error", err))
 	}
 	a.fail(j, err)

@@ -121,7 +121,7 @@ func TestStartedReusesTheDeadlineChecksReading(t *testing.T) {
 		c := &call[*int, int]{a: a, fn: func(*Proc, *int) (int, error) { return 0, nil }}
 		c.job = c
 		o := sendOpts{now: sys.now(), haveNow: true}
-		c.deadline = o.now.Add(time.Hour)
+		c.setDeadline(sys, o.now.Add(time.Hour))
 		a.sent(&c.message, c, &o)
 		require.False(t, a.late(&c.message))
 		advance()
@@ -136,7 +136,7 @@ func TestStartedReusesTheDeadlineChecksReading(t *testing.T) {
 	m, e := check(rt, func() {})
 	require.NotZero(t, m.obs&obsRead, "the deadline check's reading is kept")
 	assert.Equal(t, rt.epoch.Add(time.Duration(m.ext.startKey)), e.Time)
-	assert.Equal(t, m.deadline.Sub(e.Time), e.Slack)
+	assert.Equal(t, m.deadlineOf(rt).Sub(e.Time), e.Slack)
 
 	mock := clock.NewMock()
 	virtual := NewSystem(WithClock(mock), obs)
@@ -182,7 +182,7 @@ func BenchmarkObserveHooks(b *testing.B) {
 			c.message = message{}
 			c.job = c
 			o := sendOpts{now: now, haveNow: true}
-			c.deadline = now.Add(time.Hour)
+			c.setDeadline(sys, now.Add(time.Hour))
 			a.sent(&c.message, c, &o)
 			keepStartReading(sys, &c.message, o.now)
 			a.observeStart(&c.message)

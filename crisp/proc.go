@@ -118,7 +118,7 @@ func (p *Proc) extra() *procExtra {
 // Deadline returns the start deadline of the running message (the zero
 // time if it has none). The message has already started, so it can no
 // longer miss it; handlers use it to pass a deadline on.
-func (p *Proc) Deadline() time.Time { return p.m.deadline }
+func (p *Proc) Deadline() time.Time { return p.m.deadlineOf(p.a.sys) }
 
 // Now reads the system's clock.
 func (p *Proc) Now() time.Time { return p.actor().sys.clk.Now() }

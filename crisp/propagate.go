@@ -141,10 +141,7 @@ func (a *core) invokeInheriting(p *Proc, j job, m *message) {
 //
 //go:noinline
 func (m *message) setFinish(t time.Time) {
-	if m.ext == nil {
-		m.ext = &msgExt{}
-	}
-	m.ext.finish = t
+	m.extOf().finish = t
 }
 
 // narrow bounds the message's deadline by the inherited finishing

@@ -126,11 +126,11 @@ func (a *core) report(j job, err error) {
 	switch e := err.(type) {
 	case *PanicError:
 		a.sys.log.LogAttrs(m.logContext(), slog.LevelError, "handler panicked",
-			slog.String("actor", a.displayName()), slog.String("message", m.name(j)), m.deadlineAttr(),
+			slog.String("actor", a.displayName()), slog.String("message", m.name(j)), m.deadlineAttr(a.sys),
 			slog.Any("panic", e.Value), slog.String("stack", string(e.Stack)))
 	case *PolicyError:
 		a.sys.log.LogAttrs(m.logContext(), slog.LevelError, "policy panicked while ordering the message",
-			slog.String("actor", a.displayName()), slog.String("message", m.name(j)), m.deadlineAttr(),
+			slog.String("actor", a.displayName()), slog.String("message", m.name(j)), m.deadlineAttr(a.sys),
 			slog.Any("panic", e.Value), slog.String("stack", string(e.Stack)))
 	}
 }
@@ -147,11 +147,11 @@ func (m *message) logContext() context.Context {
 
 // deadlineAttr is m's start deadline as a log attribute; empty (dropped
 // by slog) for a message without one.
-func (m *message) deadlineAttr() slog.Attr {
-	if m.deadline.IsZero() {
+func (m *message) deadlineAttr(s *System) slog.Attr {
+	if m.dk == 0 {
 		return slog.Attr{}
 	}
-	return slog.Time("deadline", m.deadline)
+	return slog.Time("deadline", m.deadlineOf(s))
 }
 
 // miss fails m, which could not start by its deadline, and tells the
@@ -164,7 +164,7 @@ func (a *core) miss(m *message, now time.Time) {
 	err := &deadline.MissedError{
 		Actor:    a.displayName(),
 		Message:  m.name(j),
-		Deadline: m.deadline,
+		Deadline: m.deadlineOf(a.sys),
 		Detected: now,
 	}
 	m.ext.releaseCtx()
@@ -333,8 +333,8 @@ func (a *core) plainOK(m *message) bool {
 // which in a flood it seldom does. Under FIFO it cannot join: the list
 // and the policy take it. Called with a.mu held.
 func (a *core) placePlain(m *message) bool {
-	if d := m.deadline; !d.IsZero() && a.ptail != nil {
-		if last := a.ptail.deadline; last.IsZero() || d.Before(last) {
+	if d := m.dk; d != 0 && a.ptail != nil {
+		if last := a.ptail.dk; last == 0 || d < last {
 			if !a.cfg.edf {
 				return false
 			}
@@ -425,7 +425,7 @@ func (a *core) takePlain() (*message, job) {
 func (a *core) plainFirst() *message {
 	m := a.phead
 	if a.spilled() {
-		if s := a.dl.Peek(); m == nil || m.deadline.IsZero() || earlierDeadline(s, m) {
+		if s := a.dl.Peek(); m == nil || m.dk == 0 || earlierDeadline(s, m) {
 			m = s
 		}
 	}
@@ -450,7 +450,7 @@ func (a *core) popPlain(m *message) {
 // a.mu held.
 func (a *core) enqueue(m *message) {
 	if !m.resumed {
-		if !m.deadline.IsZero() {
+		if m.dk != 0 {
 			if a.dl == nil {
 				a.dl = runq.New(earlierDeadline, dlIndex)
 			}
@@ -589,7 +589,7 @@ func (a *core) unlink(m *message) {
 // and the deadline index. Called with a.mu held.
 func (a *core) dequeued(m *message) {
 	a.unlink(m)
-	if a.dl != nil && !m.deadline.IsZero() && !m.resumed { // resumed work is in no index: see procSlot
+	if a.dl != nil && m.dk != 0 && !m.resumed { // resumed work is in no index: see procSlot
 		a.dl.Remove(m)
 	}
 }
@@ -626,7 +626,7 @@ func (a *core) unqueue(m *message) {
 
 func (a *core) qpush(m *message) (perr *PolicyError) {
 	defer recoverPolicy(&perr)
-	a.q.Push(m.item())
+	a.q.Push(m.item(a.sys))
 	return nil
 }
 

@@ -810,14 +810,14 @@ func (a *core) late(m *message) bool {
 	s := a.sys
 	var now time.Time
 	if s.bounded.Load() {
-		if m.obs == 0 && s.startBound(m.deadline) {
+		if m.obs == 0 && s.startBound(m.dk) {
 			return false // not due, nor anything the watchdog watches
 		}
 		now = s.nowAnchored()
 	} else {
 		now = s.now()
 	}
-	if now.Before(m.deadline) {
+	if s.dlKey(now) < m.dk {
 		if m.obs != 0 {
 			keepStartReading(a.sys, m, now) // Started reuses it (observe.go)
 		}

@@ -293,7 +293,7 @@ func (a *core) sendWithin(m *message, d time.Duration) {
 // the reading since, through a's lane l if l is not nil and takes it,
 // else through the intake.
 func (a *core) sendKeyed(m *message, k, since int64, l *lane) {
-	m.deadline = a.sys.atKey(k)
+	m.dk = k // positive (withinKey): its own deadline key
 	if a.flags.Load()&(fStopped|fDraining) != 0 {
 		a.refuseStopped(m)
 		return
@@ -317,7 +317,7 @@ func (a *core) sendKeyed(m *message, k, since int64, l *lane) {
 //go:noinline
 func (a *core) sendWithinTimes(m *message, now time.Time, d time.Duration) {
 	dl := now.Add(d)
-	m.deadline = dl
+	m.setDeadline(a.sys, dl)
 	if !now.Before(dl) {
 		m.state.Store(stMissed)
 		a.miss(m, now)
@@ -338,7 +338,7 @@ func (a *core) sendWithinTimes(m *message, now time.Time, d time.Duration) {
 func (a *core) send(m *message) {
 	// What admit does for such a message: no deadline; refused if a
 	// stopped or drains.
-	m.deadline = time.Time{}
+	m.dk = 0
 	if a.flags.Load()&(fStopped|fDraining) != 0 {
 		a.refuseStopped(m)
 		return
@@ -523,7 +523,7 @@ func (a *core) admit(m *message, o *sendOpts) bool {
 		m.setFinish(o.dl)
 		o.dl = o.dl.Add(-o.cost)
 	}
-	m.deadline = o.dl
+	m.setDeadline(a.sys, o.dl)
 	if a.sys.obs != nil {
 		a.sent(m, j, o)
 	}
@@ -565,10 +565,7 @@ func (o *sendOpts) mergeContext() bool {
 // watchContext ties m to ctx: m is cancelled if ctx ends before it
 // starts.
 func (a *core) watchContext(m *message, ctx context.Context) {
-	if m.ext == nil {
-		m.ext = &msgExt{}
-	}
-	m.ext.ctx = ctx // beside any keys setKeys recorded
+	m.extOf().ctx = ctx // beside any keys setKeys recorded
 	if ctx.Done() != nil {
 		m.ext.stop = context.AfterFunc(ctx, func() { a.cancel(m) })
 	}

@@ -55,10 +55,11 @@ const anchorAge = int64(time.Millisecond)
 // taken for one too: only the bound is forgone.
 func fakeNow(t time.Time) bool { return t.Year() < 2001 }
 
-// startBound reports whether the clock surely reads less than dl, and
-// the watchdog has nothing due by then: the start check of a message
-// with deadline dl, without a reading of the clock.
-func (s *System) startBound(dl time.Time) bool {
+// startBound reports whether the clock surely reads less than the
+// deadline whose key is dk (System.dlKey), and the watchdog has nothing
+// due by then: the start check of a message with that deadline, without
+// a reading of the clock.
+func (s *System) startBound(dk int64) bool {
 	an := s.anchor.Load()
 	if an == nil {
 		return false
@@ -68,7 +69,7 @@ func (s *System) startBound(dl time.Time) bool {
 		return false
 	}
 	k := an.k + el + boundSlack
-	return k < int64(dl.Sub(s.epoch)) && s.wd.NotDueBy(k+s.wdOff)
+	return k < dk && s.wd.NotDueBy(k+s.wdOff)
 }
 
 // nowAnchored is now for a start check, which keeps the anchor of the

@@ -39,19 +39,19 @@ func TestTheStartBoundNeverPassesADeadlineThatCame(t *testing.T) {
 	defer ready.SetRate(2 << 32)() // 2 ns a tick: above any counter's rate
 	sys := NewSystem()
 	defer sys.Shutdown(context.Background())
-	assert.False(t, sys.startBound(sys.now().Add(time.Hour)), "no anchor yet")
+	assert.False(t, sys.startBound(sys.dlKey(sys.now().Add(time.Hour))), "no anchor yet")
 	now := sys.nowAnchored()
 	require.NotNil(t, sys.anchor.Load(), "the first reading anchors")
-	assert.True(t, sys.startBound(now.Add(time.Hour)), "an hour off")
-	assert.False(t, sys.startBound(now), "now")
-	assert.False(t, sys.startBound(now.Add(-time.Nanosecond)), "passed")
-	assert.False(t, sys.startBound(now.Add(time.Duration(boundSlack/2))), "within the slack")
+	assert.True(t, sys.startBound(sys.dlKey(now.Add(time.Hour))), "an hour off")
+	assert.False(t, sys.startBound(sys.dlKey(now)), "now")
+	assert.False(t, sys.startBound(sys.dlKey(now.Add(-time.Nanosecond))), "passed")
+	assert.False(t, sys.startBound(sys.dlKey(now.Add(time.Duration(boundSlack/2)))), "within the slack")
 	// With a counter taken to count no time at all, only the slack
 	// stands between the anchor and a deadline (at 2 ns a tick the
 	// ticks since the anchor may cover half the slack by themselves).
 	restore := ready.SetRate(1)
-	assert.False(t, sys.startBound(now.Add(time.Duration(boundSlack/2))), "within the slack, on no ticks")
-	assert.True(t, sys.startBound(now.Add(time.Duration(2*boundSlack))), "past the slack, on no ticks")
+	assert.False(t, sys.startBound(sys.dlKey(now.Add(time.Duration(boundSlack/2)))), "within the slack, on no ticks")
+	assert.True(t, sys.startBound(sys.dlKey(now.Add(time.Duration(2*boundSlack)))), "past the slack, on no ticks")
 	restore()
 
 	// A deadline the watchdog watches, ten seconds off: with a bound
@@ -71,10 +71,10 @@ func TestTheStartBoundNeverPassesADeadlineThatCame(t *testing.T) {
 		// Queued behind a running handler, the Call's deadline is the
 		// watchdog's at once (post's queueNow).
 		require.False(t, sys.wd.NotDueBy(int64(time.Hour)+sys.wdOff), "the watchdog watches the Call")
-		assert.True(t, sys.startBound(now.Add(time.Hour)), "nothing due yet")
+		assert.True(t, sys.startBound(sys.dlKey(now.Add(time.Hour))), "nothing due yet")
 		k := int64(now.Sub(sys.epoch)) + int64(20*time.Second)
 		sys.anchor.Store(&clockAnchor{t: ready.Stamp(), k: k})
-		assert.False(t, sys.startBound(now.Add(time.Hour)), "the watchdog's deadline may be due")
+		assert.False(t, sys.startBound(sys.dlKey(now.Add(time.Hour))), "the watchdog's deadline may be due")
 	}()
 	v, err := f.Get()
 	require.NoError(t, err)

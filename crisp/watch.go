@@ -36,8 +36,8 @@ func (s *System) key(t time.Time) int64 { return int64(t.Sub(s.epoch)) }
 // earlierDeadline orders the deadline index: earliest deadline first,
 // then arrival.
 func earlierDeadline(x, y *message) bool {
-	if c := x.deadline.Compare(y.deadline); c != 0 {
-		return c < 0
+	if x.dk != y.dk {
+		return x.dk < y.dk
 	}
 	return x.seq < y.seq
 }
@@ -63,7 +63,7 @@ func (a *core) needWatch(dl, now time.Time) {
 	if !a.occupied() {
 		return // the runner takes its next message soon and checks it then
 	}
-	if k := a.sys.key(dl); k < a.wdKey.Load() {
+	if k := a.sys.dlKey(dl); k < a.wdKey.Load() {
 		a.watchEarlier(k, dl, now)
 	}
 }
@@ -103,7 +103,7 @@ func (a *core) watchQueued() {
 		return
 	}
 	if a.sys.wd.Watch(&a.wd, a.target(), first, now) {
-		a.wdKey.Store(a.sys.key(first))
+		a.wdKey.Store(a.sys.dlKey(first))
 	}
 }
 
@@ -126,21 +126,24 @@ func (a *core) firstToWatch(first time.Time) (time.Time, time.Time) {
 // the list's, or those spilled from the plain ones. A lane is in
 // deadline order too (lane.push). Called with a.mu held.
 func (a *core) firstDeadline() time.Time {
-	var first time.Time
-	if a.phead != nil {
-		first = a.phead.deadline
+	var first *message
+	if a.phead != nil && a.phead.dk != 0 {
+		first = a.phead
 	}
 	if a.dl != nil && a.dl.Len() > 0 {
-		if d := a.dl.Peek().deadline; first.IsZero() || d.Before(first) {
-			first = d
+		if m := a.dl.Peek(); first == nil || m.dk < first.dk {
+			first = m
 		}
 	}
 	if l := a.lane.Load(); l != nil {
-		if d := a.laneDeadline(l); !d.IsZero() && (first.IsZero() || d.Before(first)) {
-			first = d
+		if k := a.laneKey(l); k != 0 && (first == nil || k < first.dk) {
+			return a.sys.dlTime(k)
 		}
 	}
-	return first
+	if first == nil {
+		return time.Time{}
+	}
+	return first.deadlineOf(a.sys)
 }
 
 // firstKey returns the key of the earliest deadline queued
@@ -149,11 +152,11 @@ func (a *core) firstDeadline() time.Time {
 // with a.mu held.
 func (a *core) firstKey() int64 {
 	k := int64(noWatch)
-	if a.phead != nil && !a.phead.deadline.IsZero() {
-		k = a.sys.key(a.phead.deadline)
+	if a.phead != nil && a.phead.dk != 0 {
+		k = a.phead.dk
 	}
 	if a.dl != nil && a.dl.Len() > 0 {
-		k = min(k, a.sys.key(a.dl.Peek().deadline))
+		k = min(k, a.dl.Peek().dk)
 	}
 	if l := a.lane.Load(); l != nil && l.dated.Load() {
 		if s, ok := l.peek(); ok && s.key() != 0 {
@@ -199,7 +202,7 @@ func (a *core) expire(now time.Time) (next time.Time) {
 		// 1.9 million misses a second.
 		if next = a.firstDeadline(); !next.IsZero() {
 			if next, _ = a.firstToWatch(next); !next.IsZero() {
-				a.wdKey.Store(a.sys.key(next))
+				a.wdKey.Store(a.sys.dlKey(next))
 			}
 		}
 	}
@@ -237,7 +240,8 @@ func (a *core) expireDue(now time.Time) {
 	// The plain messages with a deadline come first among them, earliest
 	// first (placePlain): the due ones are a prefix. Those spilled from
 	// them wait in the deadline index, below.
-	for m := a.phead; m != nil && !m.deadline.IsZero() && !now.Before(m.deadline); m = a.phead {
+	nk := a.sys.dlKey(now)
+	for m := a.phead; m != nil && m.dk != 0 && nk >= m.dk; m = a.phead {
 		a.popPlain(m)
 		if m.state.CompareAndSwap(stQueued, stMissed) {
 			a.addFailure(failure{m: m, at: now})
@@ -245,7 +249,7 @@ func (a *core) expireDue(now time.Time) {
 	}
 	for a.dl != nil && a.dl.Len() > 0 {
 		m := a.dl.Peek()
-		if now.Before(m.deadline) {
+		if nk < m.dk {
 			return
 		}
 		a.dl.Pop()
