@@ -197,6 +197,68 @@ func BenchmarkOneWay(b *testing.B) {
 	})
 }
 
+// BenchmarkChain passes a token round a ring of 100 actors, each hop a
+// handler's Tell to the next actor, idle until then: the hand-off's
+// case (handoff.go). The baseline is a ring of goroutines on unbuffered
+// channels. Sub-benchmarks give the Tells options: each that a message
+// may carry and still hand off.
+func BenchmarkChain(b *testing.B) {
+	const actors = 100
+	b.Run("raw channel ring", func(b *testing.B) {
+		chans := make([]chan int, actors)
+		for i := range chans {
+			chans[i] = make(chan int)
+		}
+		for i := range actors - 1 {
+			go func() {
+				for v := range chans[i] {
+					chans[i+1] <- v
+				}
+				close(chans[i+1])
+			}()
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i += actors {
+			chans[0] <- i
+			<-chans[actors-1]
+		}
+		close(chans[0])
+		for range chans[actors-1] {
+		}
+	})
+	ring := func(b *testing.B, opts ...crisp.SendOption) {
+		sys := benchSystem(b)
+		as := make([]*crisp.Actor[int], actors)
+		for i := range as {
+			as[i] = crisp.Spawn(sys, i)
+		}
+		done := make(chan struct{})
+		var hop func(left int) func(*crisp.Proc, int)
+		hop = func(left int) func(*crisp.Proc, int) {
+			return func(_ *crisp.Proc, i int) {
+				if left == 0 {
+					done <- struct{}{}
+					return
+				}
+				crisp.Tell(as[(i+1)%actors], hop(left-1), opts...)
+			}
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i += actors {
+			crisp.Tell(as[0], hop(actors-1), opts...)
+			<-done
+		}
+	}
+	b.Run("crisp", func(b *testing.B) { ring(b) })
+	b.Run("crisp with a far Within", func(b *testing.B) { ring(b, crisp.Within(time.Hour)) })
+	b.Run("crisp with a priority", func(b *testing.B) { ring(b, crisp.Priority(1)) })
+	b.Run("crisp with a far Within and a context", func(b *testing.B) {
+		ring(b, crisp.Within(time.Hour), crisp.Context(context.Background()))
+	})
+}
+
 // heapBytes returns the live heap after a full collection.
 func heapBytes() uint64 {
 	runtime.GC()

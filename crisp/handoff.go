@@ -42,12 +42,12 @@ import (
 // for long after its Tell delays B by at most twice handSweep, never
 // deadlocks on it.
 //
-// Only plain messages hand off (a Tell or Call without options), and
-// those whose one option is a Within at least handFar away on the real
-// clock (the hold cannot make them miss): a message with a nearer
-// deadline, a deadline on another clock, a context or other options
-// starts its actor's runner as before, and so does any message sent to
-// an actor held back. Nor does an actor with a lane (one that has
+// Messages without a deadline hand off, whatever their options, and
+// those whose deadline (a Within, a By, a context's, the earliest of
+// them) is at least handFar after the send's reading of the real clock
+// (the hold cannot make them miss): a message with a nearer deadline,
+// or a deadline on another clock, starts its actor's runner as before,
+// and so does any message sent to an actor held back. Nor does an actor with a lane (one that has
 // flooded): it takes its work in batches beside its senders, and held
 // back it waited for its producer's next message (counting 1.09x the
 // time).

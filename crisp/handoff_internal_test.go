@@ -154,18 +154,35 @@ func TestShutdownStartsTheRunnersHeldBack(t *testing.T) {
 // hands off as a plain one does: held back, it is started by the sweep
 // for a handler that blocks outside crisp. A nearer deadline, or one on
 // another clock, starts the receiver's runner at once: the hold could
-// make it miss.
+// make it miss. Whatever gives the deadline (a Within, a By, a context,
+// the earliest of several) and whatever other options the message has.
 func TestADeadlineHandsOffOnlyWhenFarOnTheRealClock(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		mock bool
-		d    time.Duration
+		opts func(*testing.T) []SendOption // made in the bubble: By and contexts read its clock
 		held bool
 	}{
-		{"far", false, time.Hour, true},
-		{"just far enough", false, handFar, true},
-		{"near", false, handFar - 1, false},
-		{"far on a mock clock", true, time.Hour, false},
+		{"far", false, within(time.Hour), true},
+		{"just far enough", false, within(handFar), true},
+		{"near", false, within(handFar - 1), false},
+		{"far on a mock clock", true, within(time.Hour), false},
+		{"a far By", false, func(*testing.T) []SendOption { return []SendOption{By(time.Now().Add(time.Hour))} }, true},
+		{"a near By", false, func(*testing.T) []SendOption { return []SendOption{By(time.Now().Add(handFar / 2))} }, false},
+		{"a priority, no deadline", false, func(*testing.T) []SendOption { return []SendOption{Priority(3)} }, true},
+		{"a priority, no deadline, on a mock clock", true, func(*testing.T) []SendOption { return []SendOption{Priority(3), Tag("t")} }, true},
+		{"far, with a name", false, func(*testing.T) []SendOption { return []SendOption{Within(time.Hour), MessageName("n")} }, true},
+		{"a context without a deadline", false, func(*testing.T) []SendOption { return []SendOption{Context(context.Background())} }, true},
+		{"a context's near deadline under a far Within", false, func(t *testing.T) []SendOption {
+			ctx, cancel := context.WithTimeout(context.Background(), handFar/2)
+			t.Cleanup(cancel)
+			return []SendOption{Within(time.Hour), Context(ctx)}
+		}, false},
+		{"a context's far deadline", false, func(t *testing.T) []SendOption {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			t.Cleanup(cancel)
+			return []SendOption{Context(ctx)}
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -175,7 +192,7 @@ func TestADeadlineHandsOffOnlyWhenFarOnTheRealClock(t *testing.T) {
 				}
 				sys := NewSystem(opts...)
 				defer sys.Shutdown(context.Background())
-				waited := waitAfterTell(t, sys, Within(tc.d))
+				waited := waitAfterTell(t, sys, tc.opts(t)...)
 				if tc.held {
 					assert.Positive(t, waited, "held back until a sweep")
 					assert.LessOrEqual(t, waited, 2*handSweep, "the held-back runner started within two sweeps")
@@ -185,6 +202,10 @@ func TestADeadlineHandsOffOnlyWhenFarOnTheRealClock(t *testing.T) {
 			})
 		})
 	}
+}
+
+func within(d time.Duration) func(*testing.T) []SendOption {
+	return func(*testing.T) []SendOption { return []SendOption{Within(d)} }
 }
 
 // waitAfterTell runs a handler of a new actor of sys that Tells another

@@ -388,9 +388,21 @@ func (a *core) sendWith(m *message, opts []SendOption) {
 	if l := a.lane.Load(); o.dl.IsZero() && l != nil && a.laneSend(l, m) {
 		return
 	}
-	if a.post(m, !o.dl.IsZero(), false) && !o.dl.IsZero() {
+	if a.post(m, !o.dl.IsZero(), a.handsOff(&o)) && !o.dl.IsZero() {
 		a.needWatch(o.dl, o.now)
 	}
+}
+
+// handsOff reports whether a message sent with o may hand off
+// (handoff.go): one without a deadline, whatever its other options, or
+// one whose deadline is at least handFar after the send's reading of
+// the real clock, as sendKeyed's.
+func (a *core) handsOff(o *sendOpts) bool {
+	if o.dl.IsZero() {
+		return true
+	}
+	s := a.sys
+	return s.realClock && s.dlKey(o.dl)-s.dlKey(o.now) >= int64(handFar)
 }
 
 // refuseStopped fails m, sent to a stopped or draining actor, with
