@@ -74,14 +74,21 @@ type core struct {
 	// both, the plain messages and those spilled.
 	pn           int32
 	phead, ptail *message
+	seq          uint64                // last arrival number given out
+	q            policy.Queue          // ready work in policy order; nil when none
+	dl           *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
+
 	// wdKey is a lower bound the watchdog will call the actor at, in the
-	// system's deadline keys, or noWatch. Written under mu; read without.
+	// system's deadline keys, or noWatch. Written under mu, seldom (as
+	// the watched deadline changes); read without by every sender of a
+	// deadline while a handler runs (needWatchKey), so on a line the
+	// runner does not write for every message: on the lock's line, each
+	// such send took the line from the runner's cache (counting with
+	// deadlines: 6% of its time in needWatchKey's one load, and as much
+	// again in the runner's next Lock).
 	wdKey  atomic.Int64
-	q      policy.Queue          // ready work in policy order; nil when none
-	dl     *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
-	qhead  *message              // queued work in the order it was queued
+	qhead  *message // queued work in the order it was queued
 	qtail  *message
-	seq    uint64     // last arrival number given out
 	failed *failures  // outcomes to deliver after unlocking; nil when none
 	coop   *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
 	wd     watchdog.Entry

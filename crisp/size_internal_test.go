@@ -61,6 +61,11 @@ func TestASendersLineIsNotTheRunners(t *testing.T) {
 	for name, off := range runners {
 		assert.GreaterOrEqual(t, off, uintptr(64), "%s, the runner's (written under its lock), is on the senders' line", name)
 	}
+	// wdKey, read by the senders of deadlines while a handler runs, is
+	// on none of the lines the runner writes for every message.
+	for _, name := range []string{"mu", "pn", "phead", "ptail", "seq"} {
+		assert.NotEqual(t, runners[name]/64, runners["wdKey"]/64, "wdKey shares %s's line", name)
+	}
 	assert.Zero(t, unsafe.Sizeof(Actor[*int]{})%64, "Actor[*int] is %d bytes: not a whole number of lines", unsafe.Sizeof(Actor[*int]{}))
 	assert.Zero(t, unsafe.Offsetof(Actor[*int]{}.core), "core opens the Actor")
 }
