@@ -81,11 +81,8 @@ func TestReportsGiveTheSendersOwnDeadline(t *testing.T) {
 	assert.True(t, past == me.Deadline, "%v is not the sender's %v", me.Deadline, past)
 
 	// Missed by the watchdog, on virtual time, while the actor is busy.
-	rel, held := make(chan struct{}), make(chan struct{})
-	release := sync.OnceFunc(func() { close(rel) })
+	release := holdActor(a)
 	defer release() // before Shutdown, which waits for the held handler
-	Tell(a, func(*Proc, int) { close(held); <-rel })
-	<-held
 	soon := mock.Now().Add(time.Second).In(time.FixedZone("elsewhere", 5*3600))
 	f := Call(a, func(*Proc, int) (int, error) { return 0, nil }, By(soon))
 	mock.Add(time.Second)
@@ -98,27 +95,25 @@ func TestReportsGiveTheSendersOwnDeadline(t *testing.T) {
 
 // A deadline far beyond the keys' range is still a deadline: under EDF
 // it comes after every nearer one and before messages without one, and
-// never misses.
+// does not miss.
 func TestADeadlineBeyondTheKeysRangeIsStillOne(t *testing.T) {
 	mock := clock.NewMock()
 	sys := NewSystem(WithClock(mock), WithLogger(discard()))
 	defer sys.Shutdown(context.Background())
 	a := Spawn(sys, 0)
-	rel, held := make(chan struct{}), make(chan struct{})
-	release := sync.OnceFunc(func() { close(rel) })
+	release := holdActor(a)
 	defer release() // before Shutdown, which waits for the held handler
-	Tell(a, func(*Proc, int) { close(held); <-rel })
-	<-held
 	var order []string
 	note := func(s string) func(*Proc, int) { return func(*Proc, int) { order = append(order, s) } }
 	Tell(a, note("none"))
 	Tell(a, note("year 9999"), By(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)))
+	Tell(a, note("three hours"), Within(3*time.Hour))
 	hour := Call(a, func(p *Proc, _ int) (int, error) { note("an hour")(p, 0); return 0, nil }, Within(time.Hour))
 	mock.Add(2 * time.Hour)
 	waitDone(t, hour)
 	release()
 	require.NoError(t, sys.WaitIdle(context.Background()))
-	assert.Equal(t, []string{"year 9999", "none"}, order, "the hour's passed while the actor was busy")
+	assert.Equal(t, []string{"three hours", "year 9999", "none"}, order, "the hour's passed while the actor was busy")
 }
 
 // A mock clock may be set back before the system's epoch: deadlines
@@ -131,11 +126,8 @@ func TestDeadlinesBeforeTheEpochOrderAndMissExactly(t *testing.T) {
 	epoch := mock.Now()
 	mock.Set(epoch.Add(-time.Hour))
 	a := Spawn(sys, 0)
-	rel, held := make(chan struct{}), make(chan struct{})
-	release := sync.OnceFunc(func() { close(rel) })
+	release := holdActor(a)
 	defer release() // before Shutdown, which waits for the held handler
-	Tell(a, func(*Proc, int) { close(held); <-rel })
-	<-held
 	var order []string
 	futs := map[string]*future.Future[int]{}
 	send := func(name string, opt ...SendOption) {
@@ -186,4 +178,14 @@ func waitDone(t *testing.T, f interface{ Done() <-chan struct{} }) {
 	case <-time.After(time.Minute):
 		t.Fatal("the watchdog did not fail a message that came due")
 	}
+}
+
+// holdActor runs a handler on a that waits until the returned release
+// is called (once, or more: later calls do nothing), and returns once
+// it runs.
+func holdActor(a *Actor[int]) (release func()) {
+	rel, held := make(chan struct{}), make(chan struct{})
+	Tell(a, func(*Proc, int) { close(held); <-rel })
+	<-held
+	return sync.OnceFunc(func() { close(rel) })
 }
