@@ -305,7 +305,7 @@ func (a *core) sendKeyed(m *message, k, since int64, l *lane) {
 	// A deadline at least handFar away on the real clock cannot be
 	// missed for a hand-off's hold (handoff.go): such a message may hand
 	// off as a plain one does.
-	if a.post(m, true, a.sys.realClock && k-since >= int64(handFar)) {
+	if a.post(m, true, a.sys.farToHand(k, since)) {
 		a.needWatchKey(k, since)
 	}
 }
@@ -395,14 +395,20 @@ func (a *core) sendWith(m *message, opts []SendOption) {
 
 // handsOff reports whether a message sent with o may hand off
 // (handoff.go): one without a deadline, whatever its other options, or
-// one whose deadline is at least handFar after the send's reading of
-// the real clock, as sendKeyed's.
+// one whose deadline is far enough (farToHand), as sendKeyed's.
 func (a *core) handsOff(o *sendOpts) bool {
 	if o.dl.IsZero() {
 		return true
 	}
 	s := a.sys
-	return s.realClock && s.dlKey(o.dl)-s.dlKey(o.now) >= int64(handFar)
+	return s.farToHand(s.dlKey(o.dl), s.dlKey(o.now))
+}
+
+// farToHand reports whether the deadline whose key is dk is at least
+// handFar after the reading whose key is now, on the real clock: a
+// hand-off's hold cannot make it miss.
+func (s *System) farToHand(dk, now int64) bool {
+	return s.realClock && dk-now >= int64(handFar)
 }
 
 // refuseStopped fails m, sent to a stopped or draining actor, with
