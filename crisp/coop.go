@@ -665,8 +665,8 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 		// inherit as the handler's would (propagate.go).
 		c.ext = &msgExt{ctx: x.ctx, finish: x.finish}
 	}
-	if x := p.m.ext; x != nil && !x.dl.IsZero() {
-		c.extOf().dl = x.dl // the sender's own time, for reports (setDeadline)
+	if x := p.m.ext; x != nil && !x.given.IsZero() {
+		c.extOf().given = x.given // the sender's own time, for reports (setDeadline)
 	}
 	c.state.Store(stSuspended)
 	core := &a.core

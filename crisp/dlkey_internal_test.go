@@ -66,6 +66,16 @@ func TestReportsGiveTheSendersOwnDeadline(t *testing.T) {
 	assert.True(t, ctxDL == seen(Context(ctx)), "a context's deadline")
 	assert.True(t, seen().IsZero())
 
+	// A Then's continuation keeps its message's deadline, as given.
+	b := Spawn(sys, 0)
+	next, err := CallNext(a, func(p *Proc, _ int) Next[int, time.Time] {
+		return Then(p, Call(b, func(*Proc, int) (int, error) { return 0, nil }), func(p *Proc, _ int, _ int, _ error) Next[int, time.Time] {
+			return Return[int](p.Deadline(), nil)
+		})
+	}, By(elsewhere)).Get()
+	require.NoError(t, err)
+	assert.Equal(t, elsewhere, next, "in a continuation")
+
 	// On the real clock, a By made from time.Now carries its own
 	// monotonic reading.
 	real := NewSystem(WithLogger(discard()))

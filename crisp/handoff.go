@@ -47,10 +47,10 @@ import (
 // them) is at least handFar after the send's reading of the real clock
 // (the hold cannot make them miss): a message with a nearer deadline,
 // or a deadline on another clock, starts its actor's runner as before,
-// and so does any message sent to an actor held back. Nor does an actor with a lane (one that has
-// flooded): it takes its work in batches beside its senders, and held
-// back it waited for its producer's next message (counting 1.09x the
-// time).
+// and so does any message sent to an actor held back. Nor does an actor
+// with a lane (one that has flooded): it takes its work in batches
+// beside its senders, and held back it waited for its producer's next
+// message (counting 1.09x the time).
 //
 // Measured in whole processes against the code before (AMD EPYC, 2
 // vCPU, 10 pairs; BENCHMARKS.md, twenty-ninth session): threadring 0.68x

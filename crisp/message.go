@@ -89,12 +89,12 @@ type msgExt struct {
 	key1    [1]keyRef   // keys' storage when there is only one
 	adm     *admEntry   // its admission control record (admission.go)
 	finish  time.Time   // the finishing deadline its handler's sends inherit (propagate.go)
-	// dl is the start deadline as the sender gave it, when the time its
-	// key gives back (System.dlTime) would differ from it in any field
-	// (a By time with its own monotonic or wall reading, a context's
-	// deadline, one beyond the keys' range): reports give the sender's
-	// own time back. Zero otherwise.
-	dl time.Time
+	// given is the start deadline as the sender gave it, when the time
+	// its key gives back (System.dlTime) would differ from it in any
+	// field (a By time with its own monotonic or wall reading, a
+	// context's deadline, one beyond the keys' range): reports give the
+	// sender's own time back. Zero otherwise.
+	given time.Time
 
 	// Set only for an observed message (message.obs != 0), by the
 	// goroutine making its transition (observe.go): its number; the
@@ -482,7 +482,7 @@ func (m *message) checked() bool { return m.dk != 0 && !m.resumed }
 // it, like time.Time's own comparisons. The keys of deadlines more than
 // 292 years from the epoch saturate: such messages order among
 // themselves by arrival, and keep their exact times for reports
-// (msgExt.dl).
+// (msgExt.given).
 
 // dlKey returns the deadline key of t, which is not the zero time.
 func (s *System) dlKey(t time.Time) int64 { return keyOf(s.key(t)) }
@@ -507,18 +507,14 @@ func (s *System) dlTime(k int64) time.Time {
 // setDeadline gives m the start deadline t (the zero time for none), on
 // s's keys, keeping t itself if its key would not give it back.
 func (m *message) setDeadline(s *System, t time.Time) {
-	if t.IsZero() {
-		m.dk = 0
-		if m.ext != nil {
-			m.ext.dl = time.Time{}
-		}
-		return
+	m.dk = 0
+	if !t.IsZero() {
+		m.dk = s.dlKey(t)
 	}
-	m.dk = s.dlKey(t)
-	if s.dlTime(m.dk) != t {
-		m.extOf().dl = t
+	if m.dk != 0 && s.dlTime(m.dk) != t {
+		m.extOf().given = t
 	} else if m.ext != nil {
-		m.ext.dl = time.Time{}
+		m.ext.given = time.Time{}
 	}
 }
 
@@ -528,8 +524,8 @@ func (m *message) deadlineOf(s *System) time.Time {
 	if m.dk == 0 {
 		return time.Time{}
 	}
-	if x := m.ext; x != nil && !x.dl.IsZero() {
-		return x.dl
+	if x := m.ext; x != nil && !x.given.IsZero() {
+		return x.given
 	}
 	return s.dlTime(m.dk)
 }

@@ -388,20 +388,17 @@ func (a *core) sendWith(m *message, opts []SendOption) {
 	if l := a.lane.Load(); o.dl.IsZero() && l != nil && a.laneSend(l, m) {
 		return
 	}
-	if a.post(m, !o.dl.IsZero(), a.handsOff(&o)) && !o.dl.IsZero() {
+	if a.post(m, !o.dl.IsZero(), a.handsOff(m, &o)) && !o.dl.IsZero() {
 		a.needWatch(o.dl, o.now)
 	}
 }
 
-// handsOff reports whether a message sent with o may hand off
-// (handoff.go): one without a deadline, whatever its other options, or
-// one whose deadline is far enough (farToHand), as sendKeyed's.
-func (a *core) handsOff(o *sendOpts) bool {
-	if o.dl.IsZero() {
-		return true
-	}
-	s := a.sys
-	return s.farToHand(s.dlKey(o.dl), s.dlKey(o.now))
+// handsOff reports whether m, admitted with o, may hand off
+// (handoff.go): a message without a deadline, whatever its other
+// options, or one whose deadline is far enough (farToHand), as
+// sendKeyed's.
+func (a *core) handsOff(m *message, o *sendOpts) bool {
+	return m.dk == 0 || a.sys.farToHand(m.dk, a.sys.dlKey(o.now))
 }
 
 // farToHand reports whether the deadline whose key is dk is at least
