@@ -25,28 +25,41 @@ func TestAChainRunsOnTheGoroutineOfItsFirstRunner(t *testing.T) {
 	for i := range ring {
 		ring[i] = Spawn(sys, i)
 	}
-	gs := make(chan gid.ID, n)
+	type hopRun struct {
+		g    gid.ID
+		p    *Proc
+		mine bool // the Proc is its actor's
+	}
+	runs := make(chan hopRun, n)
 	var hop func(i int) func(*Proc, int)
 	hop = func(i int) func(*Proc, int) {
-		return func(*Proc, int) {
-			gs <- gid.Current()
+		return func(p *Proc, _ int) {
+			runs <- hopRun{gid.Current(), p, p.a == &ring[i].core}
 			if i+1 < n {
 				Tell(ring[i+1], hop(i+1))
 			}
 		}
 	}
 	Tell(ring[0], hop(0))
-	first := <-gs
-	same := 1
-	for range n - 1 {
-		if <-gs == first {
+	first := <-runs
+	assert.True(t, first.mine, "hop 0 runs with its actor's Proc")
+	same, sameProc := 1, 1
+	for i := 1; i < n; i++ {
+		r := <-runs
+		assert.True(t, r.mine, "hop %d runs with its actor's Proc", i)
+		if r.g == first.g {
 			same++
+		}
+		if r.p == first.p {
+			sameProc++
 		}
 	}
 	require.NoError(t, sys.WaitIdle(context.Background()))
 	// The sweep may start one held back on a goroutine of its own if the
 	// machine keeps this one from running for a millisecond; no more.
 	assert.GreaterOrEqual(t, same, n-2, "hops run on the first runner's goroutine")
+	// And the goroutine keeps its Proc, made new for each actor (exit).
+	assert.GreaterOrEqual(t, sameProc, n-2, "hops run with the first runner's Proc")
 }
 
 // A handler that Tells an idle actor and then waits, outside crisp, for

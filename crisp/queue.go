@@ -248,6 +248,8 @@ func (a *core) nextArrived() (m *message, j job, resume bool) {
 	}
 	if h != nil {
 		a.drainList(h)
+	} else if a.pn == 0 && a.q == nil {
+		return nil, nil, false // nothing queued: take's frame is not small
 	}
 	return a.take()
 }

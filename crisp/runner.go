@@ -460,12 +460,15 @@ func (a *core) run(first *message) {
 		m, j := a.schedule(p, first)
 		if m == nil {
 			p.done = true
-			if a = a.exit(p); a == nil {
+			next, same := a.exit(p)
+			if a = next; a == nil {
 				p = nil
 				return
 			}
 			ready.Done()
-			p = newProc(a)
+			if !same {
+				p = newProc(a)
+			}
 			a.enter(p)
 			seen, last, n = a.sys.wd.Expired(), 0, 0
 			continue
@@ -528,16 +531,28 @@ func (a *core) enter(p *Proc) {
 // exit ends a runner that has let its actor go (or handed it to a
 // resumed process). The goroutine goes on as the runner it held back,
 // if any (handoff.go): exit returns that runner's actor, or nil, and
-// the goroutine ends.
-func (a *core) exit(p *Proc) *core {
-	var next *core
+// the goroutine ends. same reports that p itself, made new, is the
+// Proc of that runner: when the stash could keep p (keepProc), the
+// goroutine keeps it rather than putting it on its processor's stack
+// and taking one back, and its processor's slot, which names this
+// goroutine and p, stays as it is (noteRunner then writes nothing).
+// Per hop of a chain that was two pins of the processor, the stack's
+// push and pop, the slot's compare-and-swap and its two stores.
+func (a *core) exit(p *Proc) (next *core, same bool) {
 	if p.hslot != 0 {
 		next = a.sys.takeHanded(p)
+	}
+	if next != nil && keepable(a, p) {
+		nslot := p.nslot
+		p.reuse(next, p.g)
+		p.nslot = nslot
+		a.sys.goroutineDone()
+		return next, true
 	}
 	a.sys.forgetRunner(p)
 	keepProc(a, p)
 	a.sys.goroutineDone()
-	return next
+	return next, false
 }
 
 // endRunner runs as a single actor's runner goroutine ends: normally

@@ -293,6 +293,12 @@ const procStashMax = 8
 // newProcStacks returns a system's stacks: one per processor, up to 64.
 func newProcStacks() []procStack { return make([]procStack, min(runtime.GOMAXPROCS(0), 64)) }
 
+// keepable reports whether nothing can reach p, the Proc of a runner of
+// a that has ended, but the goroutine that ran it: see procStack.
+func keepable(a *core, p *Proc) bool {
+	return p.done && p.x == nil && p.gw == nil && p.epoch == 0 && a.bound == nil
+}
+
 // newProc returns the Proc of a runner of a starting on the calling
 // goroutine: one its processor's stack keeps, else a new one.
 func newProc(a *core) *Proc {
@@ -320,7 +326,7 @@ func newProc(a *core) *Proc {
 // newProc, if nothing can reach it once the runner has ended; see
 // procStack.
 func keepProc(a *core, p *Proc) {
-	if !p.done || p.x != nil || p.gw != nil || p.epoch != 0 || a.bound != nil {
+	if !keepable(a, p) {
 		return
 	}
 	p.setActor(a.sys.ghost) // an idle actor nothing else reaches stays garbage
