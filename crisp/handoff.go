@@ -18,8 +18,8 @@ import (
 // ping-pong, fib's replies), a goroutine started and one ended, or a
 // runner parked and one woke, each a trip through Go's scheduler. Now
 // such a Tell holds B's runner back (handOff): B is taken (fActive) and
-// counted as a runner would be, and left in the handler's processor's
-// slot of the system (handSlot). When the handler returns, its runner
+// counted busy, its goroutine counted only if one starts (startHeld),
+// and left in the handler's processor's slot of the system (handSlot). When the handler returns, its runner
 // either starts B's runner at once, if its own actor has more work
 // (afterHanded: the two run in parallel, as before), or, out of work,
 // lets its actor go without lingering and goes on as B's runner on the
@@ -182,9 +182,19 @@ func (s *System) forgetRunner(p *Proc) {
 }
 
 // startHeld starts the runner of a, an actor held back and just taken
-// out of its slot.
+// out of its slot. A runner held back is counted (countRunner) only
+// here, as its goroutine starts: one taken by the runner that held it
+// back (or by any runner ending on its processor, exit) is run by a
+// goroutine counted already, the count going on from the one runner
+// to the next. Counting it at handOff and uncounting it at exit was
+// four read-modify-writes of process-wide counters per hop of a chain.
+// An actor held back is still busy (handOff's caller counts it in
+// System.busy), and a runner that holds one back is a counted goroutine
+// that takes it or leaves it to whoever took it out of the slot, so
+// neither WaitIdle nor Shutdown can miss it.
 func (a *core) startHeld() {
 	a.flags.And(^uint32(fHanded))
+	a.countRunner()
 	go a.run(nil)
 }
 

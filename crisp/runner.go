@@ -386,7 +386,6 @@ func (a *core) startPlain() {
 		return
 	}
 	a.sys.busy.Add(1)
-	a.countRunner()
 	// An actor that has flooded (it has a lane) takes its work in
 	// batches beside its senders: held back, it waited for the sending
 	// handler's next message to it (counting 1.09x the time).
@@ -394,11 +393,13 @@ func (a *core) startPlain() {
 		if held, old := a.handOff(); held {
 			if old != nil { // held back before on this processor: it starts now
 				old.flags.And(^uint32(fHanded))
+				old.countRunner()
 				go old.run(nil)
 			}
 			return
 		}
 	}
+	a.countRunner()
 	go a.run(nil)
 }
 
@@ -465,7 +466,6 @@ func (a *core) run(first *message) {
 				p = nil
 				return
 			}
-			ready.Done()
 			if !same {
 				p = newProc(a)
 			}
@@ -546,12 +546,13 @@ func (a *core) exit(p *Proc) (next *core, same bool) {
 		nslot := p.nslot
 		p.reuse(next, p.g)
 		p.nslot = nslot
-		a.sys.goroutineDone()
 		return next, true
 	}
 	a.sys.forgetRunner(p)
 	keepProc(a, p)
-	a.sys.goroutineDone()
+	if next == nil {
+		a.sys.goroutineDone()
+	}
 	return next, false
 }
 
