@@ -19,11 +19,12 @@ import (
 // runner parked and one woke, each a trip through Go's scheduler. Now
 // such a Tell holds B's runner back (handOff): B is taken (fActive) and
 // counted busy, its goroutine counted only if one starts (startHeld),
-// and left in the handler's processor's slot of the system (handSlot). When the handler returns, its runner
-// either starts B's runner at once, if its own actor has more work
-// (afterHanded: the two run in parallel, as before), or, out of work,
-// lets its actor go without lingering and goes on as B's runner on the
-// same goroutine (core.run): no goroutine is started, none parked, and
+// and left in the handler's processor's slot of the system (handSlot).
+// When the handler returns, its runner either starts B's runner at once,
+// if its own actor has more work (afterHanded: the two run in parallel,
+// as before), or, out of work, lets its actor go without lingering and
+// goes on as B's runner on the same goroutine (core.run), with its own
+// Proc and count (core.exit): no goroutine is started, none parked, and
 // the scheduler is not entered.
 //
 // B's start is then late by the rest of the handler. Whatever would

@@ -530,14 +530,16 @@ func (a *core) enter(p *Proc) {
 
 // exit ends a runner that has let its actor go (or handed it to a
 // resumed process). The goroutine goes on as the runner it held back,
-// if any (handoff.go): exit returns that runner's actor, or nil, and
-// the goroutine ends. same reports that p itself, made new, is the
-// Proc of that runner: when the stash could keep p (keepProc), the
-// goroutine keeps it rather than putting it on its processor's stack
-// and taking one back, and its processor's slot, which names this
-// goroutine and p, stays as it is (noteRunner then writes nothing).
-// Per hop of a chain that was two pins of the processor, the stack's
-// push and pop, the slot's compare-and-swap and its two stores.
+// if any (handoff.go), still counted among the system's goroutines (a
+// runner held back is not: see startHeld): exit returns that runner's
+// actor, or nil, and the goroutine, uncounted, ends. same reports that
+// p itself, made new, is the Proc of that runner: when the stash could
+// keep p (keepProc), the goroutine keeps it rather than putting it on
+// its processor's stack and taking one back, and its processor's slot,
+// which names this goroutine and p, stays as it is (noteRunner then
+// writes nothing). Per hop of a chain that was two pins of the
+// processor, the stack's push and pop, the slot's compare-and-swap and
+// its two stores.
 func (a *core) exit(p *Proc) (next *core, same bool) {
 	if p.hslot != 0 {
 		next = a.sys.takeHanded(p)
