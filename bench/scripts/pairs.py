@@ -25,40 +25,10 @@ hogs:
 That is how BENCHMARKS.md's "whole-process pairs" were measured since
 the thirtieth session.
 """
-import json
-import os
 import statistics as st
 import sys
 
-
-def medians(doc, system):
-    """Per workload, the median of SYSTEM's repetition times (ms)."""
-    out = {}
-
-    def walk(o, workload=None):
-        if isinstance(o, dict):
-            workload = o.get('workload', workload)
-            if 'times_ns' in o and o.get('system') == system and o['times_ns']:
-                out[workload] = st.median(o['times_ns']) / 1e6
-            for v in o.values():
-                walk(v, workload)
-        elif isinstance(o, list):
-            for v in o:
-                walk(v, workload)
-
-    walk(doc)
-    return out
-
-
-def load(d, prefix, build, system):
-    runs, n = [], 1
-    while True:
-        path = os.path.join(d, f'{prefix}_{build}_{n}.json')
-        if not os.path.exists(path):
-            return runs
-        with open(path) as f:
-            runs.append(medians(json.load(f), system))
-        n += 1
+from compare import load  # each run's median_ns per (workload, system)
 
 
 def main():
@@ -66,14 +36,16 @@ def main():
         sys.exit(__doc__)
     d, prefix, new, old = sys.argv[1:5]
     system = sys.argv[5] if len(sys.argv) == 6 else 'crisp'
-    a, b = load(d, prefix, new, system), load(d, prefix, old, system)
+    a, b = load(d, prefix, new), load(d, prefix, old)
     pairs = min(len(a), len(b))
     if pairs == 0:
         sys.exit(f'pairs.py: no {prefix}_{new}_N.json and {prefix}_{old}_N.json pairs in {d}')
     print(f'| workload | {new} / {old} (pairs) | {new}, ms | {old}, ms |')
     print('|---|---:|---:|---:|')
-    for w in sorted(set().union(*a[:pairs], *b[:pairs])):
-        xs = [(r[w], s[w]) for r, s in zip(a[:pairs], b[:pairs]) if w in r and w in s]
+    keys = set().union(*a[:pairs], *b[:pairs])
+    for w in sorted(k[0] for k in keys if len(k) == 2 and k[1] == system):
+        k = (w, system)
+        xs = [(r[k] / 1e6, s[k] / 1e6) for r, s in zip(a[:pairs], b[:pairs]) if k in r and k in s]
         if not xs:
             continue
         rs = [x / y for x, y in xs]
