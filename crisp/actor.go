@@ -100,7 +100,7 @@ const (
 	fHandling             // the holder is running a handler, or is between two it runs in a row (beginHandler)
 	fStopped
 	fNoReuse // the policy queue misbehaved: it may hold stale items, so no message is recycled
-	fLive    // in the system's live list; changed under mu
+	fLive    // in the system's live list (only with work beyond its runner's next message, or a suspended process: see enter); changed with the live shard, under that shard's lock (System.join)
 	fFIFO    // the policy queue misbehaved again after a rebuild: arrival order from now on; set under mu
 	fLife    // lifecycle work is due: a backoff, a hook, a graceful stop, a benched worker (lifecycle.go); set under mu
 	fDraining
@@ -124,14 +124,35 @@ const (
 // live reports whether the actor is in the system's live list.
 func (a *core) live() bool { return a.flags.Load()&fLive != 0 }
 
-// setLive records whether the actor is in the system's live list. Called
-// with a.mu held.
-func (a *core) setLive(on bool) {
-	if on {
-		a.flags.Or(fLive)
-	} else {
-		a.flags.And(^uint32(fLive))
+// list puts the actor in its system's live list if it is not there,
+// and reports false, listing nothing, if the system is shutting down:
+// the caller then stops the actor, without a.mu.
+func (a *core) list() bool { return a.live() || a.sys.join(a, false) }
+
+// listWork lists the actor, which keeps work its runner may not see
+// before Shutdown does (a suspended process, a pending continuation,
+// queued messages it is let go with), or stops it if the system is
+// shutting down. Called with a.mu held.
+func (a *core) listWork() {
+	if !a.list() {
+		a.stopLater()
 	}
+}
+
+// stopLater stops the actor on a goroutine of the system's, for a caller
+// that holds a.mu, or a sender, which never waits for it: the system is
+// shutting down, and Shutdown may have walked the live lists without
+// the actor. Shutdown counts the stop as outstanding (stopsLeft), as it
+// counts those its own goroutine makes.
+func (a *core) stopLater() {
+	s := a.sys
+	s.stopsLeft.Add(1)
+	s.gor.Add(1)
+	go func() {
+		defer s.goroutineDone()
+		a.stop()
+		s.stopsLeft.Add(-1)
+	}()
 }
 
 // shard returns the actor's shard of the system's lists of parked
@@ -141,17 +162,6 @@ func (a *core) shard() uint8 { return uint8(a.flags.Load()>>shardShift) & shardM
 // liveShard returns the shard whose live list the actor is in, or was in
 // last.
 func (a *core) liveShard() uint8 { return uint8(a.flags.Load() >> liveShift) }
-
-// setLiveShard makes i the actor's live shard. Only join calls it, with
-// a.mu held and the actor not live.
-func (a *core) setLiveShard(i uint8) {
-	for {
-		f := a.flags.Load()
-		if uint8(f>>liveShift) == i || a.flags.CompareAndSwap(f, f&^(shardMask<<liveShift)|uint32(i)<<liveShift) {
-			return
-		}
-	}
-}
 
 func (a *core) active() bool { return a.flags.Load()&fActive != 0 }
 
@@ -412,10 +422,7 @@ func (a *core) stop() {
 	if a.coop != nil && a.coop.life != nil {
 		a.stopLife()
 	}
-	if !a.active() && a.live() {
-		a.setLive(false)
-		a.sys.leave(a)
-	}
+	a.sys.leave(a) // unless held: its runner's release takes it out
 	a.unlock()
 	a.failStrays(stray)
 	a.failLane()

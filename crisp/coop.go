@@ -385,11 +385,16 @@ func (p *Proc) suspendStart(ready bool) uint32 {
 	return p.register(ready)
 }
 
-// suspendEnd is suspend after the arming: it gives the actor up (passOn)
-// and releases a.mu.
+// suspendEnd is suspend after the arming: it puts the actor in the
+// system's live list, where Shutdown finds its suspended processes
+// (listWork: if the system is shutting down and had not listed the
+// actor, the actor is stopped, which ends the process), gives the actor
+// up (passOn) and releases a.mu.
 func (p *Proc) suspendEnd() {
-	p.a.passOn()
-	p.a.unlock()
+	a := p.a
+	a.listWork()
+	a.passOn()
+	a.unlock()
 }
 
 // endStopped ends the process whose actor stopped while its handler
@@ -677,6 +682,7 @@ func Then[S, T, U any](p *Proc, f *future.Future[T], k func(p *Proc, s S, v T, e
 		return Next[S, U]{k: c}
 	}
 	core.link(&c.message)
+	core.listWork() // pending, it is Shutdown's to fail
 	core.mu.Unlock()
 	if !plumb.OnResolveWaker(f, c) {
 		c.Wake()

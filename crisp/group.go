@@ -443,14 +443,10 @@ func (a *core) runGroup() {
 	defer a.exitGroupRunner(p)
 	a.mu.Lock()
 	a.grp.procs = append(a.grp.procs, p)
-	if !a.live() {
-		if a.sys.join(a) {
-			a.setLive(true)
-		} else {
-			a.mu.Unlock()
-			a.stop()
-			a.mu.Lock()
-		}
+	if !a.list() { // the system is shutting down
+		a.mu.Unlock()
+		a.stop()
+		a.mu.Lock()
 	}
 	seen := a.sys.wd.Expired()
 	var last int64 // between's busy yields
@@ -574,8 +570,7 @@ func (a *core) leaveGroup() bool {
 		if a.flags.Load()&fLife != 0 {
 			a.benchWatch()
 		}
-		if a.live() && a.qhead == nil {
-			a.setLive(false)
+		if a.qhead == nil {
 			a.sys.leave(a)
 		}
 		if a.qhead == nil {

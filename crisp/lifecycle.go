@@ -171,14 +171,9 @@ func (a *core) endIfOver() {
 	}
 }
 
-// dropLive takes the actor out of the system's live list. Called with
-// a.mu held.
-func (a *core) dropLive() {
-	if a.live() {
-		a.setLive(false)
-		a.sys.leave(a)
-	}
-}
+// dropLive takes the actor, let go, out of the system's live list.
+// Called with a.mu held.
+func (a *core) dropLive() { a.sys.leave(a) }
 
 // Done returns a channel closed when the actor has ended: it has stopped
 // and its last handler (the Stopped hook, if any) has returned.

@@ -231,6 +231,74 @@ func TestShutdownResolvesEverything(t *testing.T) {
 	assert.ErrorIs(t, err, crisp.ErrStopped, "Get after shutdown still answers")
 }
 
+// A running actor is in its system's live list, which Shutdown walks,
+// only once it has more to do than the message its runner runs
+// (core.enter): a message sent to it while it is held lists it, and so
+// does a process it suspends. An actor let go is not listed, and one
+// sent a message after Shutdown has begun stops as its runner starts.
+// Each of these resolves with ErrStopped while the handler holding the
+// actor still runs. The GetWithin bounds are guards: only a broken
+// Shutdown reaches them.
+func TestShutdownResolvesWhatAnUnlistedActorHolds(t *testing.T) {
+	t.Run("a plain Call to a held actor", func(t *testing.T) {
+		sys := crisp.NewSystem(crisp.WithLogger(quiet))
+		a := crisp.Spawn(sys, &state{})
+		started, release := make(chan struct{}), make(chan struct{})
+		crisp.Tell(a, func(*crisp.Proc, *state) { close(started); <-release })
+		<-started
+		queued := crisp.Call(a, record("queued"))
+		done := make(chan error, 1)
+		go func() { done <- sys.Shutdown(context.Background()) }()
+		_, err := queued.GetWithin(10 * time.Second)
+		assert.ErrorIs(t, err, crisp.ErrStopped)
+		close(release)
+		require.NoError(t, <-done)
+	})
+	t.Run("a Call to a held actor after Shutdown has begun", func(t *testing.T) {
+		sys := crisp.NewSystem(crisp.WithLogger(quiet))
+		a := crisp.Spawn(sys, &state{})
+		started, release := make(chan struct{}), make(chan struct{})
+		crisp.Tell(a, func(*crisp.Proc, *state) { close(started); <-release })
+		<-started
+		done := make(chan error, 1)
+		go func() { done <- sys.Shutdown(context.Background()) }()
+		for { // until Shutdown has begun: a new actor then takes nothing
+			_, err := crisp.Call(crisp.Spawn(sys, &state{}), record("probe")).Get()
+			if errors.Is(err, crisp.ErrStopped) {
+				break
+			}
+			runtime.Gosched()
+		}
+		_, err := crisp.Call(a, record("late")).GetWithin(10 * time.Second)
+		assert.ErrorIs(t, err, crisp.ErrStopped)
+		close(release)
+		require.NoError(t, <-done)
+	})
+	t.Run("a process suspended by an actor's first message", func(t *testing.T) {
+		sys := crisp.NewSystem(crisp.WithLogger(quiet))
+		a := crisp.Spawn(sys, &state{})
+		never := future.NewPromise[string](nil)
+		f := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) { return crisp.Await(p, never.Future()) })
+		require.NoError(t, sys.WaitIdle(context.Background())) // suspended, the actor let go
+		done := make(chan error, 1)
+		go func() { done <- sys.Shutdown(context.Background()) }()
+		_, err := f.GetWithin(10 * time.Second)
+		assert.ErrorIs(t, err, crisp.ErrStopped)
+		never.Resolve("late", nil) // only a process Shutdown missed still waits for it
+		require.NoError(t, <-done)
+	})
+	t.Run("a Call to an idle actor after Shutdown", func(t *testing.T) {
+		sys := crisp.NewSystem(crisp.WithLogger(quiet))
+		a := crisp.Spawn(sys, &state{})
+		_, err := crisp.Call(a, record("before")).Get()
+		require.NoError(t, err)
+		require.NoError(t, sys.Shutdown(context.Background()))
+		_, err = crisp.Call(a, record("after")).GetWithin(10 * time.Second)
+		assert.ErrorIs(t, err, crisp.ErrStopped)
+		require.NoError(t, sys.Shutdown(context.Background()))
+	})
+}
+
 func TestShutdownGivesUpOnAHandlerThatDoesNotReturn(t *testing.T) {
 	sys := crisp.NewSystem(crisp.WithLogger(quiet))
 	a := crisp.Spawn(sys, &state{})

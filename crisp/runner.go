@@ -361,7 +361,7 @@ func (a *core) setVain(v uint32) {
 // start makes sure a goroutine holds the actor, after work was pushed.
 func (a *core) start() {
 	if !a.acquire() {
-		if f := a.flags.Load(); f&(fParked|fHanded) != 0 {
+		if f := a.flags.Load(); f&(fParked|fHanded) != 0 || f&(fLive|fActive) == fActive {
 			a.wakeHeld(f)
 		}
 		return
@@ -380,7 +380,7 @@ func (a *core) start() {
 // as it (handOff).
 func (a *core) startPlain() {
 	if !a.acquire() {
-		if f := a.flags.Load(); f&(fParked|fHanded) != 0 {
+		if f := a.flags.Load(); f&(fParked|fHanded) != 0 || f&(fLive|fActive) == fActive {
 			a.wakeHeld(f)
 		}
 		return
@@ -404,7 +404,9 @@ func (a *core) startPlain() {
 }
 
 // wakeHeld wakes a's runner, parked (fParked) or held back (fHanded),
-// for work just sent to a.
+// for work just sent to a, and lists a held actor that is not in the
+// system's live list (listBusy). f is a's flags, read after the send
+// found a held.
 //
 //go:noinline
 func (a *core) wakeHeld(f uint32) {
@@ -413,6 +415,24 @@ func (a *core) wakeHeld(f uint32) {
 	}
 	if f&fParked != 0 {
 		a.sys.wakeParked(a)
+	}
+	if f&(fLive|fActive) == fActive {
+		a.listBusy()
+	}
+}
+
+// listBusy puts a in the system's live list for a message just sent to
+// it while a goroutine holds it: Shutdown must fail that message if the
+// holder's handler does not return. A flood lists its actor once, at its
+// first message to arrive while the actor is held; the actor stays
+// listed until let go with nothing queued (release). It takes no lock of
+// the actor's (see System.join): senders never wait for one. If the
+// system is shutting down (Shutdown may have walked the lists without
+// a), a goroutine of the system's stops a (stopLater), which fails the
+// message.
+func (a *core) listBusy() {
+	if !a.sys.join(a, true) {
+		a.stopLater()
 	}
 }
 
@@ -510,20 +530,26 @@ func (a *core) run(first *message) {
 	}
 }
 
-// enter makes the new runner the actor's holder, joining the system's
-// live list if needed. Called without a.mu; returns with it.
+// enter makes the new runner the actor's holder. Called without a.mu;
+// returns with it.
+//
+// A runner does not put its actor in the system's live list: an actor
+// joins it only once it has work besides what its runner is about to
+// see: a message sent while it is held (listBusy), a suspended process
+// (suspendEnd), a pending continuation (Then), work it is let go with
+// (release). So an actor of a chain (a ring, a tree, a ping-pong), which
+// runs one message and lets go, takes no shard's lock (BenchmarkChain
+// and the rings: see BENCHMARKS.md, thirty-third session). An actor
+// that Shutdown has not seen, because it was not listed, is stopped here
+// if the system is shutting down, as a failed join stopped it before.
 //
 //go:noinline
 func (a *core) enter(p *Proc) {
 	a.mu.Lock()
-	if !a.live() {
-		if a.sys.join(a) {
-			a.setLive(true)
-		} else { // the system is shutting down
-			a.mu.Unlock()
-			a.stop()
-			a.mu.Lock()
-		}
+	if !a.live() && a.sys.closed.Load() && !a.stopped() {
+		a.mu.Unlock()
+		a.stop()
+		a.mu.Lock()
 	}
 	a.holder.Store(uintptr(p.g))
 }
@@ -961,10 +987,13 @@ func (a *core) release() bool {
 		a.holder.Store(g)
 		return false
 	}
-	if a.live() && a.qhead == nil && a.pn == 0 {
-		a.setLive(false)
-		a.sys.leave(a)
-		a.dismissSpare() // no process left to suspend
+	if a.qhead == nil && a.pn == 0 {
+		if a.live() {
+			a.sys.leave(a)
+			a.dismissSpare() // no process left to suspend
+		}
+	} else if !a.live() {
+		a.listWork() // let go with work: Shutdown must find it
 	}
 	if a.qhead == nil { // let an idle actor's queues be collected
 		a.q, a.dl = nil, nil

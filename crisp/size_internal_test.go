@@ -109,7 +109,7 @@ func TestTheLiveListKeepsItsIndexesAsActorsLeave(t *testing.T) {
 	defer s.wd.Stop()
 	var as [5]core
 	for i := range as {
-		require.True(t, s.join(&as[i]))
+		require.True(t, s.join(&as[i], false))
 	}
 	sh := &s.shards[0]
 	s.leave(&as[1]) // from the middle: as[4] takes its place
@@ -125,6 +125,40 @@ func TestTheLiveListKeepsItsIndexesAsActorsLeave(t *testing.T) {
 	assert.Empty(t, sh.live)
 }
 
+// A sender lists only an actor a goroutine holds, an actor is listed at
+// most once however many join it, and one held again stays listed when
+// the goroutine that let it go leaves (System.join, leave): fLive and
+// the list change together, and each change sees fActive.
+func TestTheLiveListFollowsTheHeldFlag(t *testing.T) {
+	onOneProcessor(t)
+	s := NewSystem()
+	defer s.wd.Stop()
+	var a core
+	sh := &s.shards[0]
+	require.True(t, s.join(&a, true))
+	assert.Empty(t, sh.live, "a sender lists no actor let go")
+	a.flags.Or(fActive)
+	require.True(t, s.join(&a, true))
+	require.True(t, s.join(&a, true))
+	require.True(t, s.join(&a, false))
+	assert.Equal(t, []*core{&a}, sh.live, "listed once")
+	assert.True(t, a.live())
+	s.leave(&a)
+	assert.Equal(t, []*core{&a}, sh.live, "held: it stays listed")
+	a.flags.And(^uint32(fActive))
+	s.leave(&a)
+	assert.Empty(t, sh.live)
+	assert.False(t, a.live())
+	require.True(t, s.join(&a, false), "a suspension lists an actor let go")
+	assert.Equal(t, []*core{&a}, sh.live)
+	s.leave(&a)
+	sh.closed = true
+	a.flags.Or(fActive)
+	assert.False(t, s.join(&a, true), "shutting down")
+	assert.Empty(t, sh.live)
+	assert.False(t, a.live())
+}
+
 // A list grown by a burst of live actors gives its room back as they
 // leave.
 func TestTheLiveListShrinksAfterABurst(t *testing.T) {
@@ -133,7 +167,7 @@ func TestTheLiveListShrinksAfterABurst(t *testing.T) {
 	defer s.wd.Stop()
 	as := make([]core, 1000)
 	for i := range as {
-		require.True(t, s.join(&as[i]))
+		require.True(t, s.join(&as[i], false))
 	}
 	sh := &s.shards[0]
 	grown := cap(sh.live)
@@ -145,29 +179,44 @@ func TestTheLiveListShrinksAfterABurst(t *testing.T) {
 	assert.LessOrEqual(t, cap(sh.live), 128)
 }
 
-// An actor joins a live list of the processor its runner runs on, the
-// one its shard at Spawn picks, and leaves the list it joined: its live
-// shard is set at the join, whatever it was before.
+// An actor joins a live list of the processor it is listed on, the one
+// its shard at Spawn picks, and leaves the list it joined: its live
+// shard is set at the join, whatever it was before. A held actor with
+// nothing else to do is not listed; a message sent to it while it is
+// held lists it (listBusy).
 func TestAnActorJoinsItsRunnersProcessorsShard(t *testing.T) {
 	onOneProcessor(t)
 	s := NewSystem()
 	defer s.Shutdown(t.Context())
 	a := Spawn(s, 0)
-	a.core.flags.Store(3 << shardShift) // its shard at Spawn: 3
-	a.core.setLiveShard(nShards - 1)    // as if it had last joined elsewhere
+	// Its shard at Spawn: 3; its live shard as if it had last joined
+	// elsewhere.
+	a.core.flags.Store(3<<shardShift | (nShards-1)<<liveShift)
+	inList := func() bool {
+		for i := range s.shards {
+			sh := &s.shards[i]
+			sh.mu.Lock()
+			in := slices.Contains(sh.live, &a.core)
+			sh.mu.Unlock()
+			if in {
+				return true
+			}
+		}
+		return false
+	}
 	var shard uint8
-	var listed bool
+	var before, listed bool
 	_, err := Call(a, func(*Proc, int) (int, error) {
+		before = inList()
+		Tell(a, func(*Proc, int) {})
 		shard = a.core.liveShard()
-		sh := &s.shards[shard]
-		sh.mu.Lock()
-		listed = slices.Contains(sh.live, &a.core)
-		sh.mu.Unlock()
+		listed = inList()
 		return 0, nil
 	}).Get()
 	require.NoError(t, err)
+	assert.False(t, before, "a running actor with nothing else is not listed")
 	assert.Equal(t, uint8(3), shard, "one processor has every shard: the actor's own")
-	assert.True(t, listed, "the running actor is in its shard's live list")
+	assert.True(t, listed, "a running actor sent a message is in its shard's live list")
 	require.NoError(t, s.WaitIdle(t.Context()))
 	for i := range s.shards {
 		assert.Empty(t, s.shards[i].live, "an idle actor left the list it joined (shard %d)", i)

@@ -108,8 +108,12 @@ const nShards = 16
 
 var _ [16 - nShards]struct{} // four bits hold a shard number (core.flags)
 
-// shard is one list of live actors: those with work or suspended
-// processes. Shutdown walks them.
+// shard is one list of live actors: those with work beyond the message
+// their runner takes next, suspended processes or pending
+// continuations. Shutdown walks them. A held actor with nothing else is
+// not listed (see core.enter): a message sent to it lists it
+// (listBusy), and its runner stops it if it starts after Shutdown has
+// begun.
 //
 // The list is a slice, each actor holding its index (core.sidx), rather
 // than links in every actor: only live actors take room in it, where two
@@ -442,13 +446,23 @@ func (s *System) goroutineDone() {
 
 // join puts a in the live list of one of the calling processor's
 // shards (liveShardOf), which becomes a's live shard until it next
-// joins. It reports false if the system is shutting down. Called with
-// a.mu held.
+// joins, unless a is listed already, or held is true and no goroutine
+// holds a (fActive). It reports false, listing nothing, if the system is
+// shutting down.
 //
-// The processor's, not one fixed per actor: an idle actor joins when a
-// runner takes it and leaves when that runner lets it go, on the same
-// processor as a rule, so the shard's lock and list stay in that
-// processor's cache. With the actor's shard, chosen at random at Spawn,
+// An actor's fLive and its shard number (core.flags) change together,
+// by compare-and-swap, under the lock of the shard they name, as the
+// actor joins or leaves that shard's list: so fLive says whether the
+// actor is in the list its flags name, and a sender may list the actor
+// it found held (listBusy) without the actor's lock. A compare-and-swap
+// that sets fLive with held true, and one that clears it (leave), each
+// see fActive in the same word: an actor is never listed by a sender
+// once let go, nor taken out of its list once held again.
+//
+// The processor's, not one fixed per actor: an actor joins where it is
+// listed (a sender's processor, or its runner's) and leaves when its
+// runner lets it go, on the same processor as a rule, so the shard's
+// lock and list stay in that processor's cache. With the actor's shard, chosen at random at Spawn,
 // every activation took a lock both processors wrote: ring-100k, whose
 // actors each wake once a lap, took 2.06-3.11x phony's time, 1.80 with
 // one shard per processor and 1.68 with no list at all (throwaway
@@ -456,14 +470,22 @@ func (s *System) goroutineDone() {
 // are live at once in one list, and throughput-4x100 went 1.74 ->
 // 1.90x protoactor's time: so a processor has several shards, and an
 // actor's shard at Spawn picks one of them.
-func (s *System) join(a *core) bool {
+func (s *System) join(a *core, held bool) bool {
 	i := liveShardOf(ready.Processor(), a.shard(), s.spread)
-	a.setLiveShard(i)
 	sh := &s.shards[i]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.closed {
-		return false
+	for {
+		f := a.flags.Load()
+		if f&fLive != 0 || held && f&fActive == 0 {
+			return true
+		}
+		if sh.closed {
+			return false
+		}
+		if a.flags.CompareAndSwap(f, f&^(shardMask<<liveShift)|uint32(i)<<liveShift|fLive) {
+			break
+		}
 	}
 	a.sidx = int32(len(sh.live))
 	sh.live = append(sh.live, a)
@@ -482,19 +504,46 @@ func liveShardOf(proc int, r uint8, spread int) uint8 {
 }
 
 // leave takes a out of its shard's live list, moving the last actor of
-// the list into its place. Called with a.mu held.
+// the list into its place, if a is listed and no goroutine holds it (see
+// join): an actor taken again meanwhile stays listed, for its new holder
+// to take out when it lets the actor go.
 func (s *System) leave(a *core) {
-	sh := &s.shards[a.liveShard()]
-	sh.mu.Lock()
-	if i, last := int(a.sidx), len(sh.live)-1; i <= last && sh.live[i] == a {
-		moved := sh.live[last]
-		sh.live[i], moved.sidx = moved, int32(i)
-		sh.live[last] = nil // drop the reference so the actor can be collected
-		sh.live = sh.live[:last]
-		if c := cap(sh.live); c > 64 && last < c/4 {
-			// A burst of live actors has passed: give its room back.
-			sh.live = append(make([]*core, 0, c/2), sh.live...)
+	for {
+		f := a.flags.Load()
+		if f&fLive == 0 || f&fActive != 0 {
+			return
 		}
+		n := uint8(f >> liveShift)
+		sh := &s.shards[n]
+		sh.mu.Lock()
+		// Listed in sh (fLive and the shard number change only together,
+		// under the lock of the shard they name: see join), a stays there
+		// while the lock is held, and so does its index.
+		if f = a.flags.Load(); f&fLive == 0 || f&fActive != 0 || uint8(f>>liveShift) != n {
+			sh.mu.Unlock()
+			continue // the loop's first test returns if a was taken again
+		}
+		i := int(a.sidx)
+		for !a.flags.CompareAndSwap(f, f&^fLive) {
+			if f = a.flags.Load(); f&fActive != 0 { // taken again: it stays
+				sh.mu.Unlock()
+				return
+			}
+		}
+		// From here a may join another shard's list, which writes its
+		// index: only the list and the actor moved are touched.
+		if last := len(sh.live) - 1; i <= last && sh.live[i] == a {
+			if moved := sh.live[last]; moved != a {
+				sh.live[i], moved.sidx = moved, int32(i)
+			}
+			sh.live[last] = nil // drop the reference so the actor can be collected
+			sh.live = sh.live[:last]
+			if c := cap(sh.live); c > 64 && last < c/4 {
+				// A burst of live actors has passed: give its room back.
+				sh.live = append(make([]*core, 0, c/2), sh.live...)
+			}
+		}
+		sh.mu.Unlock()
+		return
 	}
-	sh.mu.Unlock()
 }
