@@ -158,9 +158,14 @@ func TestObserverSeesEveryTransitionOnce(t *testing.T) {
 		return fmt.Sprint(v), err
 	})
 	cancel()
-	mock.Add(2 * time.Second)
+	// To the deadline, and on only once the watchdog has reported the
+	// miss: its goroutine reads the clock as it runs, and a clock moved
+	// past the deadline meanwhile would make the report late (it was, in
+	// CI, under -race on a loaded machine: Lag 1s).
+	mock.Add(time.Second)
 	_, err := futures["misses in the queue"].Get() // the watchdog's, while the gate holds a
 	require.ErrorIs(t, err, deadline.ErrMissed)
+	mock.Add(time.Second)
 	g.open()
 	waitIdle(t, sys)
 	p.Resolve(7, nil)

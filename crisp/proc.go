@@ -118,7 +118,7 @@ func (p *Proc) extra() *procExtra {
 // Deadline returns the start deadline of the running message (the zero
 // time if it has none). The message has already started, so it can no
 // longer miss it; handlers use it to pass a deadline on.
-func (p *Proc) Deadline() time.Time { return p.m.deadlineOf(p.a.sys) }
+func (p *Proc) Deadline() time.Time { return p.m.deadlineOf(p.actor().sys) }
 
 // Now reads the system's clock.
 func (p *Proc) Now() time.Time { return p.actor().sys.clk.Now() }
@@ -167,4 +167,4 @@ func (p *Proc) Context() context.Context {
 }
 
 // System returns the system of the running actor.
-func (p *Proc) System() *System { return p.a.sys }
+func (p *Proc) System() *System { return p.actor().sys }
