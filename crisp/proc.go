@@ -124,10 +124,11 @@ func (p *Proc) Deadline() time.Time { return p.m.deadlineOf(p.actor().sys) }
 func (p *Proc) Now() time.Time { return p.actor().sys.clk.Now() }
 
 // setActor and actor write and read p.a where a goroutine that kept p
-// past its handler may read it (Now) while the runtime keeps p or hands
-// it to a later runner (keepProc, newProc): atomically, so that a
-// misused Proc reads an actor of its system, never a torn or racing
-// word. Everywhere else the runner that owns p reads p.a plainly.
+// past its handler may read it (Now, Deadline, System) while the
+// runtime keeps p or hands it to a later runner (keepProc, newProc):
+// atomically, so that a misused Proc reads an actor of its system, never
+// a torn or racing word. Everywhere else the runner that owns p reads
+// p.a plainly.
 func (p *Proc) setActor(a *core) {
 	atomic.StorePointer((*unsafe.Pointer)(unsafe.Pointer(&p.a)), unsafe.Pointer(a))
 }
