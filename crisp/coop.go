@@ -222,6 +222,7 @@ func (p *Proc) Sleep(d time.Duration) {
 	p.expectSignal() // the signal (Expire, wakeSleepers) takes a.mu
 	more := a.more()
 	more.sleepers = append(more.sleepers, p)
+	a.listWork() // held by a process Shutdown must wake
 	a.sys.busyDone()
 	a.mu.Unlock()
 	p.waitSignal()

@@ -287,6 +287,21 @@ func TestShutdownResolvesWhatAnUnlistedActorHolds(t *testing.T) {
 		never.Resolve("late", nil) // only a process Shutdown missed still waits for it
 		require.NoError(t, <-done)
 	})
+	t.Run("a Sleep in an actor's first message", func(t *testing.T) {
+		sys := crisp.NewSystem(crisp.WithLogger(quiet))
+		a := crisp.Spawn(sys, &state{})
+		f := crisp.Call(a, func(p *crisp.Proc, _ *state) (string, error) {
+			p.Sleep(15 * time.Second) // past the guard below: only Shutdown ends it sooner
+			return "woken", nil
+		})
+		require.NoError(t, sys.WaitIdle(context.Background())) // a Sleep counts as idle
+		done := make(chan error, 1)
+		go func() { done <- sys.Shutdown(context.Background()) }()
+		v, err := f.GetWithin(10 * time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, "woken", v, "Shutdown cuts the Sleep short and the handler goes on")
+		require.NoError(t, <-done)
+	})
 	t.Run("a Call to an idle actor after Shutdown", func(t *testing.T) {
 		sys := crisp.NewSystem(crisp.WithLogger(quiet))
 		a := crisp.Spawn(sys, &state{})
