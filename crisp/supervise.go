@@ -340,6 +340,7 @@ func (a *core) pause(p *Proc, d time.Duration) bool {
 	a.flags.Or(fHandling)
 	a.drain()
 	a.watchQueued()
+	a.listWork() // held by no runner (Shutdown stops lifers anyway)
 	a.holder.Store(0)
 	a.sys.busyDone()
 	return true
