@@ -130,9 +130,9 @@ func (a *core) live() bool { return a.flags.Load()&fLive != 0 }
 func (a *core) list() bool { return a.live() || a.sys.join(a, false) }
 
 // listWork lists the actor, which keeps work its runner may not see
-// before Shutdown does (a suspended process, a pending continuation,
-// queued messages it is let go with), or stops it if the system is
-// shutting down. Called with a.mu held.
+// before Shutdown does (a suspended process, a pending continuation, a
+// process in Sleep, a backoff, queued messages it is let go with), or
+// stops it if the system is shutting down. Called with a.mu held.
 func (a *core) listWork() {
 	if !a.list() {
 		a.stopLater()

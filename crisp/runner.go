@@ -536,12 +536,13 @@ func (a *core) run(first *message) {
 // A runner does not put its actor in the system's live list: an actor
 // joins it only once it has work besides what its runner is about to
 // see: a message sent while it is held (listBusy), a suspended process
-// (suspendEnd), a pending continuation (Then), a process in Sleep, work
-// it is let go with (release). So an actor of a chain (a ring, a tree, a ping-pong), which
-// runs one message and lets go, takes no shard's lock (BenchmarkChain
-// and the rings: see BENCHMARKS.md, thirty-third session). An actor
-// that Shutdown has not seen, because it was not listed, is stopped here
-// if the system is shutting down, as a failed join stopped it before.
+// (suspendEnd), a pending continuation (Then), a process in Sleep, a
+// backoff (pause), work it is let go with (release). So an actor of a
+// chain (a ring, a tree, a ping-pong), which runs one message and lets
+// go, takes no shard's lock (BenchmarkChain and fib: see BENCHMARKS.md,
+// thirty-third session). An actor that Shutdown has not seen, because
+// it was not listed, is stopped here if the system is shutting down, as
+// a failed join stopped it before.
 //
 //go:noinline
 func (a *core) enter(p *Proc) {

@@ -86,7 +86,7 @@ type System struct {
 	ghost  *core       // the actor a kept Proc points to: none, of this system (keepProc)
 
 	shutdownOnce sync.Once
-	stopsLeft    atomic.Int64 // live actors the shutdown goroutine has still to stop
+	stopsLeft    atomic.Int64 // live actors the shutdown goroutine, or a stopLater, has still to stop
 
 	hand handState // runners held back for handlers' runners to go on as (handoff.go)
 
@@ -360,7 +360,7 @@ func (s *System) beginShutdown() {
 		sh.mu.Unlock()
 	}
 	live = append(live, s.lifersNow()...)
-	s.stopsLeft.Store(int64(len(live)))
+	s.stopsLeft.Add(int64(len(live))) // Add: a stopLater may have counted one already
 	s.gor.Add(1)
 	go s.stopAll(live)
 }
@@ -462,8 +462,9 @@ func (s *System) goroutineDone() {
 // The processor's, not one fixed per actor: an actor joins where it is
 // listed (a sender's processor, or its runner's) and leaves when its
 // runner lets it go, on the same processor as a rule, so the shard's
-// lock and list stay in that processor's cache. With the actor's shard, chosen at random at Spawn,
-// every activation took a lock both processors wrote: ring-100k, whose
+// lock and list stay in that processor's cache. With the actor's shard,
+// chosen at random at Spawn, every activation (when every runner
+// joined) took a lock both processors wrote: ring-100k, whose
 // actors each wake once a lap, took 2.06-3.11x phony's time, 1.80 with
 // one shard per processor and 1.68 with no list at all (throwaway
 // builds). One shard per processor put the few actors of a flood that
