@@ -240,26 +240,30 @@ func TestShutdownResolvesEverything(t *testing.T) {
 // actor still runs. The GetWithin bounds are guards: only a broken
 // Shutdown reaches them.
 func TestShutdownResolvesWhatAnUnlistedActorHolds(t *testing.T) {
+	// holdPlain holds a with a Tell without options (the plain path, no
+	// listing at its start) until release is called.
+	holdPlain := func(a *crisp.Actor[*state]) (release func()) {
+		started, rel := make(chan struct{}), make(chan struct{})
+		crisp.Tell(a, func(*crisp.Proc, *state) { close(started); <-rel })
+		<-started
+		return func() { close(rel) }
+	}
 	t.Run("a plain Call to a held actor", func(t *testing.T) {
 		sys := crisp.NewSystem(crisp.WithLogger(quiet))
 		a := crisp.Spawn(sys, &state{})
-		started, release := make(chan struct{}), make(chan struct{})
-		crisp.Tell(a, func(*crisp.Proc, *state) { close(started); <-release })
-		<-started
+		release := holdPlain(a)
 		queued := crisp.Call(a, record("queued"))
 		done := make(chan error, 1)
 		go func() { done <- sys.Shutdown(context.Background()) }()
 		_, err := queued.GetWithin(10 * time.Second)
 		assert.ErrorIs(t, err, crisp.ErrStopped)
-		close(release)
+		release()
 		require.NoError(t, <-done)
 	})
 	t.Run("a Call to a held actor after Shutdown has begun", func(t *testing.T) {
 		sys := crisp.NewSystem(crisp.WithLogger(quiet))
 		a := crisp.Spawn(sys, &state{})
-		started, release := make(chan struct{}), make(chan struct{})
-		crisp.Tell(a, func(*crisp.Proc, *state) { close(started); <-release })
-		<-started
+		release := holdPlain(a)
 		done := make(chan error, 1)
 		go func() { done <- sys.Shutdown(context.Background()) }()
 		for { // until Shutdown has begun: a new actor then takes nothing
@@ -271,7 +275,7 @@ func TestShutdownResolvesWhatAnUnlistedActorHolds(t *testing.T) {
 		}
 		_, err := crisp.Call(a, record("late")).GetWithin(10 * time.Second)
 		assert.ErrorIs(t, err, crisp.ErrStopped)
-		close(release)
+		release()
 		require.NoError(t, <-done)
 	})
 	t.Run("a process suspended by an actor's first message", func(t *testing.T) {

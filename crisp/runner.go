@@ -361,7 +361,7 @@ func (a *core) setVain(v uint32) {
 // start makes sure a goroutine holds the actor, after work was pushed.
 func (a *core) start() {
 	if !a.acquire() {
-		if f := a.flags.Load(); f&(fParked|fHanded) != 0 || f&(fLive|fActive) == fActive {
+		if f := a.flags.Load(); heldNeeds(f) {
 			a.wakeHeld(f)
 		}
 		return
@@ -380,7 +380,7 @@ func (a *core) start() {
 // as it (handOff).
 func (a *core) startPlain() {
 	if !a.acquire() {
-		if f := a.flags.Load(); f&(fParked|fHanded) != 0 || f&(fLive|fActive) == fActive {
+		if f := a.flags.Load(); heldNeeds(f) {
 			a.wakeHeld(f)
 		}
 		return
@@ -402,6 +402,11 @@ func (a *core) startPlain() {
 	a.countRunner()
 	go a.run(nil)
 }
+
+// heldNeeds reports whether a send that found its actor held, whose
+// flags are f, has more to do (wakeHeld): a runner to wake, or the
+// actor to list.
+func heldNeeds(f uint32) bool { return f&(fParked|fHanded) != 0 || f&(fLive|fActive) == fActive }
 
 // wakeHeld wakes a's runner, parked (fParked) or held back (fHanded),
 // for work just sent to a, and lists a held actor that is not in the
