@@ -393,7 +393,7 @@ func (a *core) stop() {
 	a.flags.Or(fStopped)
 	a.sys.wakeParked(a)
 	if a.flags.Load()&fHanded != 0 {
-		a.sys.releaseHanded(a) // its runner fails what it holds
+		a.sys.releaseHanded(a, false) // its runner fails what it holds
 	}
 	stray := a.intake.Swap(nil)
 	a.fold() // plain messages join the list, and fail with it

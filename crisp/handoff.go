@@ -30,12 +30,19 @@ import (
 // B's start is then late by the rest of the handler. Whatever would
 // make that long starts B's runner at once instead (releaseHanded):
 //   - another message sent to B (a handler that goes on sending, or
-//     any other sender);
+//     any other sender), unless crowded (below);
 //   - another actor woken the same way by the same handler (only the
 //     last is held back);
 //   - the handler blocking in crisp: Await, AwaitCond, Suspend, Sleep,
 //     and Get (or GetWithin, GetContext) on a future of crisp's;
 //   - the actor stopping, or the system shutting down.
+//
+// While crisp's goroutines already wait for processors (crowded), the
+// runner that held B back keeps it held for more of its own work: its
+// actor's next messages (afterHanded) and its handler's further plain
+// messages to B. B then runs, with all of them, on the same goroutine
+// once that runner is out of work: a goroutine started for B beside it
+// would have waited for a processor too.
 //
 // And a sweep (sweepHanded), every handSweep of real time while
 // hand-offs are made, starts any held back since the sweep before: a
@@ -215,18 +222,43 @@ func (s *System) takeHanded(p *Proc) *core {
 }
 
 // releaseHanded starts the runner of a now if it is held back, wherever
-// it is: a message was sent to it, or it stopped.
+// it is: a message was sent to it, or it stopped. If mayKeep (the
+// message may wait for a hand-off: wakeHeld), a stays held when the
+// calling goroutine's handler held it back and crowded says so.
 //
 //go:noinline
-func (s *System) releaseHanded(a *core) {
+func (s *System) releaseHanded(a *core, mayKeep bool) {
 	for i := range s.hand.slots {
 		h := &s.hand.slots[i]
-		if h.pend.Load() == a && h.pend.CompareAndSwap(a, nil) {
+		if h.pend.Load() != a {
+			continue
+		}
+		if mayKeep && h.pendG.Load() == uintptr(gid.Current()) && crowded() {
+			return
+		}
+		if h.pend.CompareAndSwap(a, nil) {
 			a.startHeld()
 			return
 		}
 	}
 }
+
+// crowded reports whether a runner held back, whose actor has more work
+// on the way from the runner that held it (its handler goes on sending
+// to it, or its own actor has more messages), should stay held rather
+// than start beside that runner: some of crisp's goroutines made
+// runnable wait for a processor (ready.Queued), so a new one would wait
+// too, and run nothing beside it sooner. (Callers spinning in Get are
+// not counted: they may wait for what the held runner would do.)
+//
+// Held, it runs once the runner that held it is out of work, on the
+// same goroutine, with everything sent meanwhile, or when anything else
+// starts it (see the list above), by the sweep at the latest. Tokens of
+// a ring that catch up with each other, and then travel together, took
+// a goroutine's start and end per hop of the pair: the leading token's
+// runner started for the next actor while its own actor ran the second
+// one, whose runner then ended. Held, the pair travels on one goroutine.
+func crowded() bool { return ready.Queued() }
 
 // flushHanded starts the runner p held back, if any: p's handler is
 // about to block.
@@ -264,9 +296,11 @@ func (s *System) flushHandedHere() {
 
 // afterHanded is the runner's look once a handler that held back a
 // runner (p.hslot) has returned, with a.mu held: if a has more work,
-// the held-back runner starts now, to run beside it.
+// the held-back runner starts now, to run beside it, unless crowded. It
+// runs on every return of a handler while one is held, so a held runner
+// starts as soon as processors are no longer crowded.
 func (a *core) afterHanded(p *Proc) {
-	if a.arrived() || a.pn > 0 || a.qhead != nil || a.stopped() {
+	if a.stopped() || (a.arrived() || a.pn > 0 || a.qhead != nil) && !crowded() {
 		p.flushHanded()
 	}
 }

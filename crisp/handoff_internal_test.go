@@ -2,6 +2,9 @@ package crisp
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/gid"
+	"github.com/crisprt/crisp/internal/ready"
 )
 
 // A handler's plain Tell to an idle actor, its last act, is run by the
@@ -129,6 +133,167 @@ func TestASecondSendStartsTheRunnerHeldBack(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, waited, "the second Tell started the runner")
 	})
+}
+
+// crowd makes crisp's goroutines look crowded (crowded) until the test
+// ends: one counted as runnable that has not run.
+func crowd(t *testing.T) {
+	ready.Add(1)
+	t.Cleanup(ready.Done)
+}
+
+// While crisp's goroutines wait for processors, a runner held back for
+// a handler stays held when its holder has more to do, and otherwise
+// starts at once as before: its holder's actor has more work, or the
+// handler sends it more. A message with a near deadline, or a process
+// of the holder's actor that resumes, still starts it at once. Each
+// case's handler then waits on a channel, which crisp cannot see, for
+// the held actor: how long it waited says whether the runner was held.
+func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// run makes the waiting handler wait for b (close(done) in a
+		// handler of b), and returns how long it waited.
+		run  func(t *testing.T, a, b *Actor[int]) time.Duration
+		held bool // while crowded; never otherwise
+	}{
+		{"the holder's actor has more work", func(t *testing.T, a, b *Actor[int]) time.Duration {
+			gate := make(chan struct{})
+			Tell(a, func(*Proc, int) { <-gate }) // so that both come queued
+			done := make(chan struct{})
+			Tell(a, func(*Proc, int) { Tell(b, func(*Proc, int) { close(done) }) })
+			return waitIn(t, a, gate, done)
+		}, true},
+		{"the handler sends it more", func(t *testing.T, a, b *Actor[int]) time.Duration {
+			done := make(chan struct{})
+			var waited time.Duration
+			_, err := Call(a, func(*Proc, int) (struct{}, error) {
+				start := time.Now()
+				Tell(b, func(*Proc, int) {})
+				Tell(b, func(*Proc, int) { close(done) })
+				<-done
+				waited = time.Since(start)
+				return struct{}{}, nil
+			}).Get()
+			require.NoError(t, err)
+			return waited
+		}, true},
+		{"the handler sends it a near deadline", func(t *testing.T, a, b *Actor[int]) time.Duration {
+			done := make(chan struct{})
+			var waited time.Duration
+			_, err := Call(a, func(*Proc, int) (struct{}, error) {
+				start := time.Now()
+				Tell(b, func(*Proc, int) {})
+				Tell(b, func(*Proc, int) { close(done) }, Within(handFar-1))
+				<-done
+				waited = time.Since(start)
+				return struct{}{}, nil
+			}).Get()
+			require.NoError(t, err)
+			return waited
+		}, false},
+		{"a process of the holder's actor resumes", func(t *testing.T, a, b *Actor[int]) time.Duration {
+			pr := future.NewPromise[int](nil)
+			done := make(chan struct{})
+			var waited time.Duration
+			f := Call(a, func(p *Proc, _ int) (struct{}, error) {
+				_, _ = Await(p, pr.Future())
+				start := time.Now()
+				<-done
+				waited = time.Since(start)
+				return struct{}{}, nil
+			})
+			Tell(a, func(*Proc, int) {
+				Tell(b, func(*Proc, int) { close(done) })
+				pr.Resolve(1, nil)
+			})
+			_, err := f.Get()
+			require.NoError(t, err)
+			return waited
+		}, false},
+	} {
+		for _, crowded := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, crowded %v", tc.name, crowded), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					if crowded {
+						crowd(t)
+					}
+					sys := NewSystem()
+					defer sys.Shutdown(context.Background())
+					waited := tc.run(t, Spawn(sys, 0), Spawn(sys, 0))
+					if crowded && tc.held {
+						assert.Positive(t, waited, "held back until a sweep")
+						assert.LessOrEqual(t, waited, 2*handSweep, "the held-back runner started within two sweeps")
+					} else {
+						assert.Zero(t, waited, "started at once")
+					}
+				})
+			})
+		}
+	}
+}
+
+// waitIn opens gate and then, in a message to a queued behind the one
+// that holds b back, waits for done: it returns how long it waited.
+func waitIn(t *testing.T, a *Actor[int], gate chan struct{}, done chan struct{}) time.Duration {
+	var waited time.Duration
+	f := Call(a, func(*Proc, int) (struct{}, error) {
+		start := time.Now()
+		<-done
+		waited = time.Since(start)
+		return struct{}{}, nil
+	})
+	close(gate)
+	_, err := f.Get()
+	require.NoError(t, err)
+	return waited
+}
+
+// Two tokens of a ring that travel together, while crisp's goroutines
+// wait for processors, travel on one goroutine: the leading token's
+// hand-off stays held while its actor runs the second token, whose Tell
+// joins it.
+func TestTokensTravellingTogetherShareAGoroutineWhileCrowded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		crowd(t)
+		sys := NewSystem()
+		defer sys.Shutdown(context.Background())
+		const n = 40
+		ring := make([]*Actor[int], n)
+		for i := range ring {
+			ring[i] = Spawn(sys, i)
+		}
+		gs := make(chan string, 2*n)
+		var hop func(i int) func(*Proc, int)
+		hop = func(i int) func(*Proc, int) {
+			return func(*Proc, int) {
+				gs <- goroutineNumber()
+				if i+1 < n {
+					Tell(ring[i+1], hop(i+1))
+				}
+			}
+		}
+		gate := make(chan struct{})
+		Tell(ring[0], func(*Proc, int) { <-gate })
+		Tell(ring[0], hop(0))
+		Tell(ring[0], hop(0))
+		close(gate)
+		require.NoError(t, sys.WaitIdle(context.Background()))
+		close(gs)
+		seen := map[string]int{}
+		for g := range gs {
+			seen[g]++
+		}
+		assert.Len(t, seen, 1, "goroutines the %d hops ran on", 2*n)
+	})
+}
+
+// goroutineNumber returns the runtime's number of the calling goroutine,
+// which, unlike a gid.ID, no later goroutine reuses.
+func goroutineNumber() string {
+	var buf [64]byte
+	f := strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))
+	return f[1] // "goroutine N [running]:"
 }
 
 // Shutdown starts the runners held back, which then fail what their

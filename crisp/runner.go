@@ -362,7 +362,7 @@ func (a *core) setVain(v uint32) {
 func (a *core) start() {
 	if !a.acquire() {
 		if f := a.flags.Load(); heldNeeds(f) {
-			a.wakeHeld(f)
+			a.wakeHeld(f, false)
 		}
 		return
 	}
@@ -381,7 +381,7 @@ func (a *core) start() {
 func (a *core) startPlain() {
 	if !a.acquire() {
 		if f := a.flags.Load(); heldNeeds(f) {
-			a.wakeHeld(f)
+			a.wakeHeld(f, true)
 		}
 		return
 	}
@@ -411,12 +411,15 @@ func heldNeeds(f uint32) bool { return f&(fParked|fHanded) != 0 || f&(fLive|fAct
 // wakeHeld wakes a's runner, parked (fParked) or held back (fHanded),
 // for work just sent to a, and lists a held actor that is not in the
 // system's live list (listBusy). f is a's flags, read after the send
-// found a held.
+// found a held. plain says the work may wait for a hand-off (a plain
+// message, or one whose deadline is far: see handOff): a runner held
+// back by the sending goroutine's own handler may then stay held
+// (releaseHanded).
 //
 //go:noinline
-func (a *core) wakeHeld(f uint32) {
+func (a *core) wakeHeld(f uint32, plain bool) {
 	if f&fHanded != 0 {
-		a.sys.releaseHanded(a)
+		a.sys.releaseHanded(a, plain)
 	}
 	if f&fParked != 0 {
 		a.sys.wakeParked(a)
@@ -698,6 +701,9 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 			}
 			grace = runnerGrace
 		case resume:
+			if p.hslot != 0 {
+				p.flushHanded() // held while crowded (afterHanded): this goroutine waits now
+			}
 			a.handTo(m, a.procOf(m))
 			// The actor is the resumed process's now. This goroutine
 			// waits as the actor's spare runner: the next process to

@@ -64,6 +64,13 @@ func Lock(mu *sync.Mutex) {
 // has not yet called Done or DoneSpinning.
 func Waiting() bool { return count.n.Load() > 0 }
 
+// Queued reports whether some goroutine counted by Add has not yet called
+// Done: a goroutine of crisp's made runnable waits for a processor.
+// Those that AddSpinning counts are left out: a spinner yields between
+// looks at what it waits for, which the processors' other work may be
+// about to make true.
+func Queued() bool { return count.n.Load() > count.spinning.Load() }
+
 // AddSpinning counts the caller as ready while it spins: it yields with
 // runtime.Gosched between looks at what it waits for (Future.spin), so
 // between its looks it waits in the run queue every processor takes
