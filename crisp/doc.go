@@ -108,15 +108,15 @@
 // ping-pong) runs on one goroutine. If the handler's actor has more
 // work, if anything else is sent to the other actor, or if the handler
 // waits in crisp ([Await], a future's Get, [Proc.Sleep]), the other
-// actor's runner starts at once; but while goroutines of crisp's already
-// wait for a processor, more work from the same runner (its actor's
-// next messages, or more plain messages its handler sends to the other
-// actor) joins the other actor's instead, which then starts when that
-// runner runs out of work, on its goroutine. A handler that blocks on
-// something else (a channel, a lock) or computes for long after such a
-// send, or a runner busy that way, delays the other actor's start by at
-// most 2 ms of real time. An idle actor holds no goroutine,
-// and the system keeps no reference to it, so it is garbage once its
+// actor's runner starts at once. But while goroutines of crisp's
+// already wait for a processor, more work of the same runner's goes
+// first (up to 8 of its actor's next messages, and more plain messages
+// its handler sends to the other actor); the other actor then runs on
+// that goroutine if the runner is out of work by then, or its runner
+// starts. A handler that blocks on something else (a channel, a lock)
+// or computes for long after such a send delays the other actor's start
+// by at most 2 ms of real time. An idle actor holds no goroutine, and
+// the system keeps no reference to it, so it is garbage once its
 // holders drop it. Handlers run on runner goroutines; an actor runs at
 // most one handler at any instant, so a handler may use the actor's
 // state freely, without locks.

@@ -144,9 +144,10 @@ func crowd(t *testing.T) {
 
 // While crisp's goroutines wait for processors, a runner held back for
 // a handler stays held when its holder has more to do, and otherwise
-// starts at once as before: its holder's actor has more work, or the
-// handler sends it more. A message with a near deadline, or a process
-// of the holder's actor that resumes, still starts it at once. Each
+// starts at once as before: its holder's actor has more work (for up to
+// maxKept messages), or the handler sends it more. A message with a
+// near deadline, or a process of the holder's actor that resumes, still
+// starts it at once. Each
 // case's handler then waits on a channel, which crisp cannot see, for
 // the held actor: how long it waited says whether the runner was held.
 func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
@@ -164,6 +165,16 @@ func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
 			Tell(a, func(*Proc, int) { Tell(b, func(*Proc, int) { close(done) }) })
 			return waitIn(t, a, gate, done)
 		}, true},
+		{"the holder's actor has a backlog", func(t *testing.T, a, b *Actor[int]) time.Duration {
+			gate := make(chan struct{})
+			Tell(a, func(*Proc, int) { <-gate })
+			done := make(chan struct{})
+			Tell(a, func(*Proc, int) { Tell(b, func(*Proc, int) { close(done) }) })
+			for range maxKept { // b waits for these, and no more
+				Tell(a, func(*Proc, int) {})
+			}
+			return waitIn(t, a, gate, done)
+		}, false},
 		{"the handler sends it more", func(t *testing.T, a, b *Actor[int]) time.Duration {
 			done := make(chan struct{})
 			var waited time.Duration

@@ -39,6 +39,7 @@ type Proc struct {
 	done     bool       // the runner returned normally (not through runtime.Goexit)
 	selfWait bool       // a group runner blocked on a future of its group (checkGroupWait). Guarded by a.mu.
 	hslot    uint8      // 1 + the processor slot where the runner's handler held back a runner (handoff.go); 0 if none
+	kept     uint8      // messages of its own the runner has run since, the held runner kept waiting (afterHanded)
 	nslot    uint8      // 1 + the processor slot that names this runner (noteRunner); 0 if none
 	answered bool       // the last message the runner ran was answered (a Call's): its caller may be waiting for the answer (convo.go)
 }
@@ -143,7 +144,7 @@ func (p *Proc) actor() *core {
 func (p *Proc) reuse(a *core, g gid.ID) {
 	p.m, p.g, p.gw, p.x = nil, g, nil, nil
 	p.wake = park.Spot{}
-	p.epoch, p.batch, p.hslot, p.nslot = 0, 0, 0, 0
+	p.epoch, p.batch, p.hslot, p.nslot, p.kept = 0, 0, 0, 0, 0
 	p.serve, p.done, p.selfWait, p.answered = false, false, false, false
 	p.setActor(a)
 }
