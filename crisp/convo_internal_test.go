@@ -64,6 +64,17 @@ func (c *convo) send() {
 	synctest.Wait()
 }
 
+// call has a answer a Call and waits until its runner is parked again
+// (or gone).
+func (c *convo) call(t *testing.T) {
+	_, err := Call(c.a, func(_ *Proc, ran *[]gid.ID) (struct{}, error) {
+		*ran = append(*ran, gid.Current())
+		return struct{}{}, nil
+	}).Get()
+	require.NoError(t, err)
+	synctest.Wait()
+}
+
 func (c *convo) parked() bool { return c.a.flags.Load()&fParked != 0 }
 
 func (c *convo) sweeping() bool { return c.sys.sweeping.Load() }
@@ -355,7 +366,7 @@ func TestOnABusyMachineARunnerParksOnlyBesideFewHeldActors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newConvo(t)
 		defer c.finish(t)
-		c.send()
+		c.call(t)
 		require.True(t, c.parked(), "one other actor held: it parks")
 		virtualSleep(2 * parkSweep) // dismissed
 		synctest.Wait()
@@ -367,7 +378,7 @@ func TestOnABusyMachineARunnerParksOnlyBesideFewHeldActors(t *testing.T) {
 			c.hold()
 		}
 		c.a.flags.Or(fConvo) // cleared by the dismissal
-		c.send()
+		c.call(t)
 		require.True(t, c.parked(), "%d other actors held: it parks", others)
 		virtualSleep(2 * parkSweep)
 		synctest.Wait()
@@ -376,10 +387,55 @@ func TestOnABusyMachineARunnerParksOnlyBesideFewHeldActors(t *testing.T) {
 		// One more: it lingers.
 		c.hold()
 		c.a.flags.Or(fConvo)
-		c.send()
+		c.call(t)
 		assert.False(t, c.parked(), "%d other actors held: it lingers", others+1)
 		assert.Equal(t, int64(others+1), c.sys.gor.Load(), "and its runner has exited")
 	})
+}
+
+// Beside code that never yields, a runner in a conversation whose last
+// message was a Tell, with one other actor held (a pair: its partner),
+// lets its actor go at once rather than park: the partner's next Tell
+// then finds it idle and hands off (handoff.go), so the two run on one
+// goroutine again. Parked, each of the pair's messages woke the other's
+// runner, whose wake-up waited for a processor behind those goroutines'
+// time slices. Beside more held actors, or on a quiet machine, it parks
+// as before.
+func TestOnABusyMachineAPairsRunnerLetsItsActorGoAfterATell(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		busy   bool
+		others int // actors held besides the pair's partner
+		parks  bool
+	}{
+		{"quiet", false, 0, true},
+		{"busy, a pair", true, 0, false},
+		{"busy, beside another held actor", true, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.busy {
+				ready.SetBusy(true)
+				defer ready.SetBusy(false)
+			} else {
+				defer ready.HoldQuiet()()
+			}
+			synctest.Test(t, func(t *testing.T) {
+				c := newConvo(t)
+				defer c.finish(t)
+				for range tc.others {
+					c.hold()
+				}
+				c.send()
+				if tc.parks {
+					assert.True(t, c.parked(), "parked")
+					return
+				}
+				assert.False(t, c.parked(), "not parked")
+				assert.Zero(t, c.a.flags.Load()&(fActive|fConvo), "its actor let go, out of the conversation")
+				assert.Equal(t, int64(1), c.sys.gor.Load(), "its runner has exited")
+			})
+		})
+	}
 }
 
 // Beside code that never yields, a runner in a conversation that has
