@@ -106,17 +106,17 @@ func (a *core) mayPark() bool {
 // callers parking and runners lingering, 116 ms with runners exiting.
 // After a Tell the partner is an actor whose runner has exited, and
 // lingering stays: exiting there too made pingpong 59 -> 76 ms. Beside
-// such code, after a Tell with one other actor held (a pair: its
-// partner), it does not park either: it lets its actor go, and the
-// partner's next Tell, from a handler, finds the actor idle and hands
-// off (handoff.go), so the two run on one goroutine again. Parked, each message of the pair woke the
-// other's runner, and the wake-up waited for a processor (a runtime
-// trace of bench's pingpong beside two hogs: 452 ms of scheduling delay
-// after those wake-ups, in a run of 810 ms); whole-process pairs beside
-// two hogs: pingpong 0.73x the time, savina-pingpong 0.79x,
-// request-reply 0.94x, the rest within spread (BENCHMARKS.md,
-// thirty-fourth session). c is a's coopState, made by the caller under
-// a.mu; parkLinger is called without it.
+// such code, after a Tell with one other actor held (a pair: its partner),
+// it does not park either: it lets its actor go, and the partner's next
+// Tell, from a handler, finds the actor idle and hands off (handoff.go),
+// so the two run on one goroutine again. Parked, each message of the pair
+// woke the other's runner, and the wake-up waited for a processor (a
+// runtime trace of bench's pingpong beside two hogs: 452 ms of scheduling
+// delay after those wake-ups, in a run of 810 ms); whole-process pairs
+// beside two hogs: pingpong 0.64x the time, the rest within spread;
+// letting go after any Tell, beside more actors too, made big 1.17x
+// (BENCHMARKS.md, thirty-fourth session). c is a's coopState, made by the
+// caller under a.mu; parkLinger is called without it.
 func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	s := a.sys
 	others := s.busy.Load() - s.parkedN.Load() - 1 // held, not parked, not a
