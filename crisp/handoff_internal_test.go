@@ -145,9 +145,9 @@ func crowd(t *testing.T) {
 // While crisp's goroutines wait for processors, a runner held back for
 // a handler stays held when its holder has more to do, and otherwise
 // starts at once as before: its holder's actor has more work (for up to
-// maxKept messages), or the handler sends it more. A message with a
-// near deadline, or a process of the holder's actor that resumes, still
-// starts it at once. Each
+// maxKept messages), or the handler sends it more. A message from
+// another goroutine or with a near deadline, or a process of the
+// holder's actor that resumes, still starts it at once. Each
 // case's handler then waits on a channel, which crisp cannot see, for
 // the held actor: how long it waited says whether the runner was held.
 func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
@@ -189,6 +189,24 @@ func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
 			require.NoError(t, err)
 			return waited
 		}, true},
+		{"another goroutine sends to it", func(t *testing.T, a, b *Actor[int]) time.Duration {
+			held := make(chan struct{})
+			done := make(chan struct{})
+			var waited time.Duration
+			f := Call(a, func(*Proc, int) (struct{}, error) {
+				start := time.Now()
+				Tell(b, func(*Proc, int) {})
+				close(held)
+				<-done
+				waited = time.Since(start)
+				return struct{}{}, nil
+			})
+			<-held
+			Tell(b, func(*Proc, int) { close(done) })
+			_, err := f.Get()
+			require.NoError(t, err)
+			return waited
+		}, false},
 		{"the handler sends it a near deadline", func(t *testing.T, a, b *Actor[int]) time.Duration {
 			done := make(chan struct{})
 			var waited time.Duration

@@ -39,7 +39,7 @@ type Proc struct {
 	done     bool       // the runner returned normally (not through runtime.Goexit)
 	selfWait bool       // a group runner blocked on a future of its group (checkGroupWait). Guarded by a.mu.
 	hslot    uint8      // 1 + the processor slot where the runner's handler held back a runner (handoff.go); 0 if none
-	kept     uint8      // messages of its own the runner has run since, the held runner kept waiting (afterHanded)
+	kept     uint8      // its actor's messages run since its handler held a runner back, which waits meanwhile (afterHanded)
 	nslot    uint8      // 1 + the processor slot that names this runner (noteRunner); 0 if none
 	answered bool       // the last message the runner ran was answered (a Call's): its caller may be waiting for the answer (convo.go)
 }
