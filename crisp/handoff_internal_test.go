@@ -176,50 +176,27 @@ func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
 			return waitIn(t, a, gate, done)
 		}, false},
 		{"the handler sends it more", func(t *testing.T, a, b *Actor[int]) time.Duration {
-			done := make(chan struct{})
-			var waited time.Duration
-			_, err := Call(a, func(*Proc, int) (struct{}, error) {
-				start := time.Now()
+			return handlerWaits(t, a, func(done chan struct{}) {
 				Tell(b, func(*Proc, int) {})
 				Tell(b, func(*Proc, int) { close(done) })
-				<-done
-				waited = time.Since(start)
-				return struct{}{}, nil
-			}).Get()
-			require.NoError(t, err)
-			return waited
+			})
 		}, true},
 		{"another goroutine sends to it", func(t *testing.T, a, b *Actor[int]) time.Duration {
 			held := make(chan struct{})
-			done := make(chan struct{})
-			var waited time.Duration
-			f := Call(a, func(*Proc, int) (struct{}, error) {
-				start := time.Now()
-				Tell(b, func(*Proc, int) {})
+			go func() {
+				<-held
+				Tell(b, func(*Proc, int) {}) // from this goroutine: not the holder's
+			}()
+			return handlerWaits(t, a, func(done chan struct{}) {
+				Tell(b, func(*Proc, int) { close(done) })
 				close(held)
-				<-done
-				waited = time.Since(start)
-				return struct{}{}, nil
 			})
-			<-held
-			Tell(b, func(*Proc, int) { close(done) })
-			_, err := f.Get()
-			require.NoError(t, err)
-			return waited
 		}, false},
 		{"the handler sends it a near deadline", func(t *testing.T, a, b *Actor[int]) time.Duration {
-			done := make(chan struct{})
-			var waited time.Duration
-			_, err := Call(a, func(*Proc, int) (struct{}, error) {
-				start := time.Now()
+			return handlerWaits(t, a, func(done chan struct{}) {
 				Tell(b, func(*Proc, int) {})
 				Tell(b, func(*Proc, int) { close(done) }, Within(handFar-1))
-				<-done
-				waited = time.Since(start)
-				return struct{}{}, nil
-			}).Get()
-			require.NoError(t, err)
-			return waited
+			})
 		}, false},
 		{"a process of the holder's actor resumes", func(t *testing.T, a, b *Actor[int]) time.Duration {
 			pr := future.NewPromise[int](nil)
@@ -260,6 +237,22 @@ func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
 			})
 		}
 	}
+}
+
+// handlerWaits runs, in a handler of a, send and then a wait on done,
+// which crisp cannot see: it returns how long the wait took.
+func handlerWaits(t *testing.T, a *Actor[int], send func(done chan struct{})) time.Duration {
+	done := make(chan struct{})
+	var waited time.Duration
+	_, err := Call(a, func(*Proc, int) (struct{}, error) {
+		start := time.Now()
+		send(done)
+		<-done
+		waited = time.Since(start)
+		return struct{}{}, nil
+	}).Get()
+	require.NoError(t, err)
+	return waited
 }
 
 // waitIn opens gate and then, in a message to a queued behind the one
