@@ -414,16 +414,7 @@ func within(d time.Duration) func(*testing.T) []SendOption {
 // (on the bubble's clock, in a synctest test).
 func waitAfterTell(t *testing.T, sys *System, opts ...SendOption) time.Duration {
 	a, b := Spawn(sys, 0), Spawn(sys, 0)
-	done := make(chan struct{})
-	var waited time.Duration
-	f := Call(a, func(*Proc, int) (struct{}, error) {
-		start := time.Now()
+	return handlerWaits(t, a, func(done chan struct{}) {
 		Tell(b, func(*Proc, int) { close(done) }, opts...)
-		<-done // a channel: crisp cannot see this wait
-		waited = time.Since(start)
-		return struct{}{}, nil
 	})
-	_, err := f.Get()
-	require.NoError(t, err)
-	return waited
 }
