@@ -25,25 +25,16 @@ func TestAChainRunsOnTheGoroutineOfItsFirstRunner(t *testing.T) {
 	sys := NewSystem()
 	defer sys.Shutdown(context.Background())
 	const n = 50
-	ring := make([]*Actor[int], n)
-	for i := range ring {
-		ring[i] = Spawn(sys, i)
-	}
 	type hopRun struct {
 		g    gid.ID
 		p    *Proc
 		mine bool // the Proc is its actor's
 	}
 	runs := make(chan hopRun, n)
-	var hop func(i int) func(*Proc, int)
-	hop = func(i int) func(*Proc, int) {
-		return func(p *Proc, _ int) {
-			runs <- hopRun{gid.Current(), p, p.a == &ring[i].core}
-			if i+1 < n {
-				Tell(ring[i+1], hop(i+1))
-			}
-		}
-	}
+	var ring []*Actor[int]
+	ring, hop := chainOf(sys, n, func(i int, p *Proc) {
+		runs <- hopRun{gid.Current(), p, p.a == &ring[i].core}
+	})
 	Tell(ring[0], hop(0))
 	first := <-runs
 	assert.True(t, first.mine, "hop 0 runs with its actor's Proc")
@@ -281,20 +272,8 @@ func TestTokensTravellingTogetherShareAGoroutineWhileCrowded(t *testing.T) {
 		sys := NewSystem()
 		defer sys.Shutdown(context.Background())
 		const n = 40
-		ring := make([]*Actor[int], n)
-		for i := range ring {
-			ring[i] = Spawn(sys, i)
-		}
 		gs := make(chan string, 2*n)
-		var hop func(i int) func(*Proc, int)
-		hop = func(i int) func(*Proc, int) {
-			return func(*Proc, int) {
-				gs <- goroutineNumber()
-				if i+1 < n {
-					Tell(ring[i+1], hop(i+1))
-				}
-			}
-		}
+		ring, hop := chainOf(sys, n, func(int, *Proc) { gs <- goroutineNumber() })
 		gate := make(chan struct{})
 		Tell(ring[0], func(*Proc, int) { <-gate })
 		Tell(ring[0], hop(0))
@@ -308,6 +287,25 @@ func TestTokensTravellingTogetherShareAGoroutineWhileCrowded(t *testing.T) {
 		}
 		assert.Len(t, seen, 1, "goroutines the %d hops ran on", 2*n)
 	})
+}
+
+// chainOf spawns n actors of sys and returns them with hop: hop(i) is a
+// handler for the i-th that calls at(i, p) and then, but for the last,
+// Tells the next one hop(i+1).
+func chainOf(sys *System, n int, at func(i int, p *Proc)) (ring []*Actor[int], hop func(i int) func(*Proc, int)) {
+	ring = make([]*Actor[int], n)
+	for i := range ring {
+		ring[i] = Spawn(sys, i)
+	}
+	hop = func(i int) func(*Proc, int) {
+		return func(p *Proc, _ int) {
+			at(i, p)
+			if i+1 < n {
+				Tell(ring[i+1], hop(i+1))
+			}
+		}
+	}
+	return ring, hop
 }
 
 // goroutineNumber returns the runtime's number of the calling goroutine,
