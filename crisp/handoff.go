@@ -250,15 +250,10 @@ func (s *System) releaseHanded(a *core, mayKeep bool) {
 // than start beside that runner: some of crisp's goroutines made
 // runnable wait for a processor (ready.Queued), so a new one would wait
 // too, and run nothing beside it sooner. (Callers spinning in Get are
-// not counted: they may wait for what the held runner would do.)
-//
-// Held, it runs once the runner that held it is out of work, on the
-// same goroutine, with everything sent meanwhile, or when anything else
-// starts it (see the list above), by the sweep at the latest. Tokens of
-// a ring that catch up with each other, and then travel together, took
-// a goroutine's start and end per hop of the pair: the leading token's
-// runner started for the next actor while its own actor ran the second
-// one, whose runner then ended. Held, the pair travels on one goroutine.
+// not counted: they may wait for what the held runner would do.) What
+// it saves: tokens of a ring that catch up with each other, and then
+// travel together, took a goroutine's start and end per hop of the
+// pair; held, the pair travels on one goroutine.
 func crowded() bool { return ready.Queued() }
 
 // flushHanded starts the runner p held back, if any: p's handler is
