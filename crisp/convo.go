@@ -22,8 +22,9 @@ import (
 // goroutine start and exit). On a quiet machine it first yields once
 // and looks, as cheap there as parking and better for a partner on
 // another processor (ready.Busy tells the two machines apart;
-// yieldFirst). On a busy one, in a pair after a Tell, it lets its actor
-// go instead, for the partner's next Tell to hand off (parkLinger).
+// yieldFirst). In a pair, after a Tell, it does neither on either
+// machine: it lets its actor go, for the partner's next Tell to hand off
+// (parkLinger).
 //
 // The park is the brief, bounded grace period the Actor documentation
 // allows an idle actor, and never more. A parked runner is woken, and
@@ -105,18 +106,25 @@ func (a *core) mayPark() bool {
 // (quick, beside two such goroutines, 8 alternations) took 431 ms with
 // callers parking and runners lingering, 116 ms with runners exiting.
 // After a Tell the partner is an actor whose runner has exited, and
-// lingering stays: exiting there too made pingpong 59 -> 76 ms. Beside
-// such code, after a Tell with one other actor held (a pair: its partner),
-// it does not park either: it lets its actor go, and the partner's next
-// Tell, from a handler, finds the actor idle and hands off (handoff.go),
-// so the two run on one goroutine again. Parked, each message of the pair
-// woke the other's runner, and the wake-up waited for a processor (a
-// runtime trace of bench's pingpong beside two hogs: 452 ms of scheduling
-// delay after those wake-ups, in a run of 810 ms); whole-process pairs
-// beside two hogs: pingpong 0.64x the time, the rest within spread;
-// letting go after any Tell, beside more actors too, made big 1.17x
-// (BENCHMARKS.md, thirty-fourth session). c is a's coopState, made by the
-// caller under a.mu; parkLinger is called without it.
+// lingering stays: exiting there too made pingpong 59 -> 76 ms.
+//
+// After a Tell with one other actor held (a pair: its partner), it
+// neither yields nor parks, on any machine: it lets its actor go, and the
+// partner's next Tell, from a handler, finds the actor idle and hands off
+// (handoff.go), so the two run on one goroutine. Parked beside code that
+// never yields, each message of the pair woke the other's runner, and
+// the wake-up waited for a processor (a runtime trace of bench's pingpong
+// beside two hogs: 452 ms of scheduling delay after those wake-ups, in a
+// run of 810 ms; whole-process pairs: 0.64x the time). On a quiet machine
+// the two runners took turns through the scheduler's queue, one yield
+// per message (yieldFirst; runtime traces of bench's pingpong, -reps 1:
+// 289,052 goroutine state changes in the process, 1,675 with the
+// let-go), and
+// letting go there made pingpong 0.83-0.84x the time, the rest within
+// spread. Letting go after any Tell, beside more actors too, made big
+// 1.17x beside two hogs (BENCHMARKS.md, thirty-fourth and thirty-fifth
+// sessions). c is a's coopState, made by the caller under a.mu;
+// parkLinger is called without it.
 func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	s := a.sys
 	others := s.busy.Load() - s.parkedN.Load() - 1 // held, not parked, not a
@@ -126,13 +134,13 @@ func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 			return 0
 		}
 		return a.linger(grace)
+	case !p.answered && others == 1: // a pair, after a Tell: let go, for a hand-off
+		a.flags.And(^uint32(fConvo))
+		return 0
 	case !ready.Busy():
 		if a.yieldFirst() {
 			return runnerGrace
 		}
-	case !p.answered && others == 1: // a pair, after a Tell: let go, for a hand-off
-		a.flags.And(^uint32(fConvo))
-		return 0
 	case others > busyOthers*int64(s.maxLinger):
 		return a.linger(grace)
 	}

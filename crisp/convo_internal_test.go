@@ -107,7 +107,7 @@ func TestARunnerInAConversationParksAndTheNextSenderWakesIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newConvo(t)
 		defer c.finish(t)
-		c.send()
+		c.call(t)
 		require.True(t, c.parked(), "out of work while another actor is busy, the runner parks")
 		assert.Equal(t, int64(1), c.sys.parkedN.Load())
 		assert.Equal(t, 1, c.listed())
@@ -116,7 +116,7 @@ func TestARunnerInAConversationParksAndTheNextSenderWakesIt(t *testing.T) {
 		assert.Equal(t, int64(2), c.sys.gor.Load(), "and its goroutine")
 
 		for range 3 {
-			c.send()
+			c.call(t)
 			require.True(t, c.parked())
 		}
 		require.Len(t, c.ran, 4)
@@ -130,7 +130,7 @@ func TestAParkedRunnerIsDismissedWithinTwoSweeps(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newConvo(t)
 		defer c.finish(t)
-		c.send()
+		c.call(t)
 		require.True(t, c.parked())
 		start := time.Now()
 
@@ -150,7 +150,7 @@ func TestAParkedRunnerIsDismissedWithinTwoSweeps(t *testing.T) {
 
 		// The next message starts a runner as usual, which lingers and
 		// exits: the actor is no longer in a conversation.
-		c.send()
+		c.call(t)
 		require.Len(t, c.ran, 2)
 		assert.False(t, c.parked())
 		assert.Equal(t, int64(1), c.sys.gor.Load())
@@ -161,9 +161,9 @@ func TestTheSweepDismissesOnlyThoseParkedBeforeTheLastSweep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newConvo(t)
 		defer c.finish(t)
-		c.send() // parks at 0; the sweep is due at parkSweep
+		c.call(t) // parks at 0; the sweep is due at parkSweep
 		virtualSleep(parkSweep * 3 / 2)
-		c.send() // woken at 1.5 sweeps, parks again
+		c.call(t) // woken at 1.5 sweeps, parks again
 		virtualSleep(parkSweep)
 		synctest.Wait() // 2.5: the sweep at 2 saw it parked since 1.5
 		assert.True(t, c.parked(), "parked for one sweep period: kept")
@@ -180,7 +180,7 @@ func TestAParkedRunnerIsDismissedWhenTheSystemGoesIdle(t *testing.T) {
 		c := newConvo(t)
 		defer c.finish(t)
 		start := time.Now()
-		c.send()
+		c.call(t)
 		require.True(t, c.parked())
 		close(c.release)
 		require.NoError(t, c.sys.WaitIdle(context.Background()))
@@ -198,11 +198,12 @@ func TestParkedRunnersAreAllDismissedWhenTheLastBusyActorIsDone(t *testing.T) {
 		defer c.finish(t)
 		b := Spawn(c.sys, 0)
 		b.flags.Or(fConvo)
-		c.send()
+		c.call(t)
 		require.True(t, c.parked())
 		// b's runner, out of work, parks too: the busy actor may still
 		// send to either.
-		Tell(b, func(*Proc, int) {})
+		_, err := Call(b, func(*Proc, int) (struct{}, error) { return struct{}{}, nil }).Get()
+		require.NoError(t, err)
 		synctest.Wait()
 		require.True(t, b.flags.Load()&fParked != 0)
 		assert.Equal(t, int64(2), c.sys.parkedN.Load())
@@ -220,7 +221,7 @@ func TestStopDismissesAParkedRunner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newConvo(t)
 		defer c.finish(t)
-		c.send()
+		c.call(t)
 		require.True(t, c.parked())
 		c.a.Stop()
 		synctest.Wait()
@@ -234,7 +235,7 @@ func TestStopDismissesAParkedRunner(t *testing.T) {
 func TestShutdownDismissesAParkedRunner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newConvo(t)
-		c.send()
+		c.call(t)
 		require.True(t, c.parked())
 		done := make(chan error)
 		go func() { done <- c.sys.Shutdown(context.Background()) }()
@@ -265,7 +266,7 @@ func TestActorsWithDutiesNeverPark(t *testing.T) {
 				c.a.mu.Lock()
 				assert.False(t, c.a.mayPark())
 				c.a.mu.Unlock()
-				c.send()
+				c.call(t)
 				assert.False(t, c.parked())
 				assert.Zero(t, c.sys.parkedN.Load())
 			})
@@ -287,7 +288,7 @@ func TestTheSweepFollowsRealTimeBesideAMockClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newConvo(t, WithClock(clock.NewMock()))
 		defer c.finish(t)
-		c.send()
+		c.call(t)
 		require.True(t, c.parked())
 		virtualSleep(2 * parkSweep)
 		synctest.Wait()
@@ -314,7 +315,7 @@ func TestARunnerThatRanABatchDoesNotPark(t *testing.T) {
 		assert.Equal(t, int64(1), c.sys.gor.Load(), "it lingered and exited")
 		assert.NotZero(t, c.a.flags.Load()&fConvo, "the actor is still in a conversation")
 
-		c.send() // one message: parks again
+		c.call(t) // one message: parks again
 		assert.True(t, c.parked())
 	})
 }
@@ -393,22 +394,25 @@ func TestOnABusyMachineARunnerParksOnlyBesideFewHeldActors(t *testing.T) {
 	})
 }
 
-// Beside code that never yields, a runner in a conversation whose last
-// message was a Tell, with one other actor held (a pair: its partner),
-// lets its actor go at once rather than park: the partner's next Tell
-// then finds it idle and hands off (handoff.go), so the two run on one
-// goroutine again. Parked, each of the pair's messages woke the other's
-// runner, whose wake-up waited for a processor behind those goroutines'
-// time slices. Beside more held actors, or on a quiet machine, it parks
-// as before.
-func TestOnABusyMachineAPairsRunnerLetsItsActorGoAfterATell(t *testing.T) {
+// A runner in a conversation whose last message was a Tell, with one
+// other actor held (a pair: its partner), lets its actor go at once
+// rather than yield or park: the partner's next Tell then finds it idle
+// and hands off (handoff.go), so the two run on one goroutine. Parked,
+// beside code that never yields, each of the pair's messages woke the
+// other's runner, whose wake-up waited for a processor behind that
+// code's time slices; on a quiet machine the two runners took turns
+// through the scheduler's queue, a yield per message. Beside more held
+// actors it parks as before (on a quiet machine after one yield in
+// vain).
+func TestAPairsRunnerLetsItsActorGoAfterATell(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		busy   bool
 		others int // actors held besides the pair's partner
 		parks  bool
 	}{
-		{"quiet", false, 0, true},
+		{"quiet, a pair", false, 0, false},
+		{"quiet, beside another held actor", false, 1, true},
 		{"busy, a pair", true, 0, false},
 		{"busy, beside another held actor", true, 1, true},
 	} {
