@@ -109,7 +109,7 @@ const (
 	fConvo  // the actor's last linger found work: its runner parks when out of work (convo.go)
 	fParked // the holder is parked (convo.go); changed under its shard's parkList lock
 	fHanded // its runner is held back for a handler's runner to go on as (handoff.go)
-	fFlood  // laneFlood messages waited at once: the next Tell without options, or with one Within, makes the actor's lane (lane.go); cleared as the actor is let go
+	fFlood  // laneFlood messages waited at once: the next Tell without options, or with one Within, makes the actor's lane (lane.go); cleared as the actor is let go, but for a flood's runner's let-go on a busy machine (floodNoLinger)
 
 	vainShift = 16 // flags>>vainShift&vainMax counts the actor's recent lingers in vain (core.linger)
 	vainMax   = 7  // the mask of that count, and more than its cap

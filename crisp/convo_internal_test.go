@@ -2,6 +2,7 @@ package crisp
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -509,6 +510,46 @@ func TestOnABusyMachineAFloodsRunnerDoesNotLinger(t *testing.T) {
 		defer release()
 		assert.True(t, lingered(floodNoLinger+2), "quiet, a flood: the runner lingered")
 	})
+}
+
+// On a busy machine a flood's runner lets its actor go without a
+// linger (floodNoLinger), and the actor keeps its flood's mark (fFlood),
+// so that the next plain Tell makes its lane, as a Tell that comes
+// during the linger does on a quiet machine. Cleared with the let-go,
+// the mark never met a Tell there: beside two hogs, fork-join's workers,
+// flooded in turn by one driver, never made lanes. On a quiet machine
+// the mark goes with the let-go, as before.
+func TestOnABusyMachineAFloodsMarkOutlivesItsRunner(t *testing.T) {
+	for _, busy := range []bool{true, false} {
+		t.Run(fmt.Sprintf("busy %v", busy), func(t *testing.T) {
+			if busy {
+				ready.SetBusy(true)
+				defer ready.SetBusy(false)
+			} else {
+				defer ready.HoldQuiet()()
+			}
+			synctest.Test(t, func(t *testing.T) {
+				sys := NewSystem()
+				defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+				a := Spawn(sys, 0)
+				in, gate := make(chan struct{}), make(chan struct{})
+				Tell(a, func(*Proc, int) { close(in); <-gate })
+				<-in
+				for range laneFlood { // plain: left in the intake, a flood once drained
+					Tell(a, func(*Proc, int) {})
+				}
+				close(gate)
+				synctest.Wait()
+				require.Zero(t, sys.gor.Load(), "the flood's runner let its actor go")
+				require.Nil(t, a.core.lane.Load())
+				assert.Equal(t, busy, a.core.flags.Load()&fFlood != 0, "still marked once let go")
+
+				Tell(a, func(*Proc, int) {})
+				synctest.Wait()
+				assert.Equal(t, busy, a.core.lane.Load() != nil, "the next Tell made the lane")
+			})
+		})
+	}
 }
 
 // lingeredAfter runs send, which gives a's idle runner work, in a

@@ -291,6 +291,18 @@ func (a *core) stepAsideBy(yield func()) {
 // park as before: with no linger at all on a busy machine, threadring
 // beside those goroutines went 0.50 -> 1.33x phony's time and
 // savina-pingpong 1.08 -> 1.79x (eighteenth session).
+//
+// An actor so let go keeps its flood's mark (fFlood; release clears it
+// otherwise), so that the next plain Tell makes its lane (lane.go), as a
+// Tell that comes during the linger does on a quiet machine. With the
+// mark cleared at the let-go, fork-join's sixty workers, flooded in turn
+// by one driver, never made lanes beside two hogs: every message went
+// through the intake as a 96-byte Tell allocated on the driver's
+// processor, and the runners' walks of those lists, cold in their
+// caches (drainList, firstKey), made crisp's CPU per run 2.3 times its
+// quiet one. Kept, fork-join beside two hogs took 0.58x the time
+// (whole-process pairs; quiet unchanged: the mark is kept only on a
+// busy machine; BENCHMARKS.md, thirty-fifth session).
 const floodNoLinger = parkBatch
 
 // linger yields the processor up to grace times, while no work arrives
@@ -642,6 +654,7 @@ func (a *core) exitGroupRunner(p *Proc) {
 //go:noinline
 func (a *core) schedule(p *Proc, first *message) (*message, job) {
 	grace := runnerGrace
+	keepFlood := false // a flood's runner lets its actor go without a linger: see floodNoLinger
 	for {
 		if f := a.flags.Load(); f&(fStopped|fLife) != 0 {
 			if f&fStopped != 0 {
@@ -685,8 +698,10 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 				continue
 			}
 			a.mu.Unlock()
+			keepFlood = false
 			if batch > floodNoLinger && ready.Busy() {
 				grace = 0 // a flood's runner: see floodNoLinger
+				keepFlood = a.flags.Load()&fFlood != 0
 			} else {
 				grace = a.linger(grace)
 			}
@@ -696,6 +711,9 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 			}
 		case m == nil:
 			if a.release() {
+				if keepFlood {
+					a.flags.Or(fFlood)
+				}
 				a.mu.Unlock()
 				return nil, nil
 			}
