@@ -119,12 +119,11 @@ func (a *core) mayPark() bool {
 // the two runners took turns through the scheduler's queue, one yield
 // per message (yieldFirst; runtime traces of bench's pingpong, -reps 1:
 // 289,052 goroutine state changes in the process, 1,675 with the
-// let-go), and
-// letting go there made pingpong 0.83-0.84x the time, the rest within
-// spread. Letting go after any Tell, beside more actors too, made big
-// 1.17x beside two hogs (BENCHMARKS.md, thirty-fourth and thirty-fifth
-// sessions). c is a's coopState, made by the caller under a.mu;
-// parkLinger is called without it.
+// let-go), and letting go there made pingpong 0.83-0.84x the time, the
+// rest within spread. Letting go after any Tell, beside more actors too,
+// made big 1.17x beside two hogs (BENCHMARKS.md, thirty-fourth and
+// thirty-fifth sessions). c is a's coopState, made by the caller under
+// a.mu; parkLinger is called without it.
 func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	s := a.sys
 	others := s.busy.Load() - s.parkedN.Load() - 1 // held, not parked, not a

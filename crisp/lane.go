@@ -178,9 +178,10 @@ func (s *System) atKey(k int64) time.Time { return s.epoch.Add(time.Duration(k))
 // messages wait, plain (pn) or in its policy's queue (queued), as the
 // intake is queued, the actor is marked (fFlood) until its runner lets
 // it go (on a busy machine, also after: see floodNoLinger), and its next
-// Tell without options or with one Within meanwhile makes the lane. (Counted among the plain messages alone, a flood that
-// mixed in messages with contexts made no lane: the first of them makes
-// a list, and every message after it joins the list.) Below it no lane
+// Tell without options or with one Within meanwhile makes the lane.
+// (Counted among the plain messages alone, a flood that mixed in
+// messages with contexts made no lane: the first of them makes a list,
+// and every message after it joins the list.) Below it no lane
 // is made: a lane and its segment cost allocations of their own, which
 // an actor that only ever has a few messages waiting (fib's, a ring's)
 // would pay for nothing.
