@@ -100,9 +100,9 @@
 // scheduler yields after none is left (an actor in a conversation, one
 // whose next message came while its runner lingered, keeps it parked
 // for its partner while other actors of the system are busy, at most
-// 2 ms of real time; but of two actors that Tell each other, each lets
-// its runner go after its Tell, and the two run on one goroutine as
-// below). A handler's Tell or Call without options, or
+// 2 ms of real time; two actors that Tell each other keep none: after
+// each Tell the runner lets its actor go, and the two run on one
+// goroutine as below). A handler's Tell or Call without options, or
 // whose one option is a [Within] of 20 ms or more on the real clock, to
 // an idle actor of its own system does not start a goroutine: once the
 // handler returns and its own actor has nothing else to do, its runner
