@@ -3,6 +3,7 @@ package ready
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -128,5 +129,48 @@ func TestASpinnerIsWaitingAndSpinningUntilItIsDone(t *testing.T) {
 	Done()
 	if Waiting() || Spinning() {
 		t.Fatalf("all done: Waiting %v, Spinning %v", Waiting(), Spinning())
+	}
+}
+
+// Queued reads both counts at one instant: a goroutine counted and not
+// yet run keeps it true however many spinners count themselves in and
+// out meanwhile. Read one after the other, the two counts turned it
+// false whenever a spinner counted itself in between the readings.
+func TestQueuedHoldsWhileSpinnersComeAndGo(t *testing.T) {
+	Add(1) // a goroutine made runnable, not yet run
+	defer Done()
+	var stop atomic.Bool
+	var spins atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for !stop.Load() {
+				AddSpinning()
+				DoneSpinning()
+				spins.Add(1)
+			}
+		})
+	}
+	wrong, checks := 0, 0
+	for ; checks < 2_000_000 && (checks < 200_000 || spins.Load() < 200_000); checks++ {
+		if !Queued() {
+			wrong++
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if wrong > 0 {
+		t.Fatalf("Queued was false %d times in %d while a goroutine was counted (%d spins beside)", wrong, checks, spins.Load())
+	}
+}
+
+// The counted goroutines and the spinners share one word: each splits
+// out whole, a count below zero too (a Done before its Add would be a
+// bug of the caller's; the word must not pass it on to the spinners).
+func TestTheTwoCountsSplitOutOfTheirWord(t *testing.T) {
+	for _, c := range []struct{ n, s int64 }{{0, 0}, {1, 0}, {3, 2}, {-1, 0}, {-2, 1}, {1 << 30, 7}} {
+		if n, s := counts(c.n + c.s*spinOne); n != c.n || s != c.s {
+			t.Errorf("n %d, s %d came back as %d, %d", c.n, c.s, n, s)
+		}
 	}
 }
