@@ -532,13 +532,11 @@ func TestOnABusyMachineAFloodsMarkOutlivesItsRunner(t *testing.T) {
 				sys := NewSystem()
 				defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 				a := Spawn(sys, 0)
-				in, gate := make(chan struct{}), make(chan struct{})
-				Tell(a, func(*Proc, int) { close(in); <-gate })
-				<-in
+				release := holdActor(a)
 				for range laneFlood { // plain: left in the intake, a flood once drained
 					Tell(a, func(*Proc, int) {})
 				}
-				close(gate)
+				release()
 				synctest.Wait()
 				require.Zero(t, sys.gor.Load(), "the flood's runner let its actor go")
 				require.Nil(t, a.core.lane.Load())
