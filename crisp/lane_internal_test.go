@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/crisprt/crisp/future"
 	"github.com/crisprt/crisp/internal/ready"
@@ -410,4 +411,57 @@ func TestALaneEntryRunsInTheTellItsRunnerFinished(t *testing.T) {
 	Tell(a, func(p *Proc, _ *[]string) { ran <- p.m })
 	assert.Same(t, &kept.message, <-ran, "the entry did not run in the kept Tell")
 	require.NoError(t, a.sys.WaitIdle(context.Background()))
+}
+
+// The Tell a runner keeps for its lane's next entry is cleared as one
+// going back to the stash is, but for its actor and its job, which the
+// next entry's Tell has anyway: no deadline, arrival number, state or
+// links of the last run stay, and no user's handler stays reachable.
+func TestAKeptTellIsCleared(t *testing.T) {
+	a, open := heldActor(t)
+	Tell(a, note("with a deadline"), Within(time.Hour)) // a lane entry with its deadline's key
+	require.True(t, a.core.laned(), "the Tell is not in the lane")
+	open()
+	require.NoError(t, a.sys.WaitIdle(context.Background()))
+	l := a.core.lane.Load()
+	a.core.mu.Lock()
+	kept := l.keep
+	a.core.mu.Unlock()
+	require.NotNil(t, kept, "no finished Tell was kept for the lane")
+	k := (*tell[*[]string])(unsafe.Pointer(kept))
+	assert.Nil(t, k.fn, "the handler stays reachable")
+	assert.Same(t, a, k.a)
+	assert.Equal(t, job(k), k.job, "the job is not the Tell itself")
+	m := &k.message
+	assert.Zero(t, m.state.Load())
+	assert.Zero(t, m.dk, "the deadline's key stays")
+	assert.Zero(t, m.seq)
+	assert.Nil(t, m.next)
+	assert.Nil(t, m.prev)
+	assert.Nil(t, m.ext)
+	assert.False(t, m.linked || m.inQ || m.counted || m.resumed || m.ownItem)
+	assert.Zero(t, m.obs)
+	assert.Zero(t, m.dli)
+
+	// The next entry runs in it, with its own handler and no deadline.
+	type run struct {
+		m  *message
+		dk int64
+	}
+	ran := make(chan run, 1)
+	Tell(a, func(p *Proc, _ *[]string) { ran <- run{p.m, p.m.dk} })
+	got := <-ran
+	assert.Same(t, m, got.m, "the entry did not run in the kept Tell")
+	assert.Zero(t, got.dk, "the kept Tell's old deadline came back")
+	require.NoError(t, a.sys.WaitIdle(context.Background()))
+
+	// A handler that panics does not clear its Tell (tell.run): keeping
+	// it does.
+	Tell(a, func(*Proc, *[]string) { panic("kept") })
+	require.NoError(t, a.sys.WaitIdle(context.Background()))
+	a.core.mu.Lock()
+	kept = l.keep
+	a.core.mu.Unlock()
+	require.NotNil(t, kept, "the panicked Tell was not kept for the lane")
+	assert.Nil(t, (*tell[*[]string])(unsafe.Pointer(kept)).fn, "the panicking handler stays reachable")
 }

@@ -411,6 +411,16 @@ func (t *tell[S]) recycle() {
 	}
 	l := t.a.lane.Load()
 	freeExt(&t.message)
+	if l != nil && l.keep == nil {
+		// Kept for the lane's next entry, a Tell to the same actor:
+		// it stays a's and its own job (laneMaker).
+		t.message.clearKept()
+		if t.fn != nil { // a handler that panicked: see tell.run
+			t.fn = nil
+		}
+		l.keep = (*tellMem)(unsafe.Pointer(t)) // see lane.keep
+		return
+	}
 	it := t.pi.Load()
 	t.message = message{}
 	t.a, t.fn = nil, nil
@@ -418,12 +428,27 @@ func (t *tell[S]) recycle() {
 		*it = policy.Item{}
 		t.pi.Store(it)
 	}
-	x := (*tellMem)(unsafe.Pointer(t))
-	if l != nil && l.keep == nil {
-		l.keep = x // for the lane's next entry: see lane.keep
-		return
+	putTell((*tellMem)(unsafe.Pointer(t)))
+}
+
+// clearKept clears m, a finished message that stays with its actor, as
+// m = message{} would but for its job and its policy item, which
+// stay (the item cleared), and writes only the pointer fields that are
+// not nil already: while the collector marks, each pointer written
+// costs a write barrier.
+func (m *message) clearKept() {
+	if m.next != nil || m.prev != nil {
+		m.next, m.prev = nil, nil
 	}
-	putTell(x)
+	if m.ext != nil {
+		m.ext = nil
+	}
+	m.setState(0)
+	m.linked, m.inQ, m.counted, m.resumed, m.ownItem = false, false, false, false, false
+	m.obs, m.dli, m.dk, m.seq = 0, 0, 0, 0
+	if it := m.pi.Load(); it != nil {
+		*it = policy.Item{} // its tag may hold the user's data
+	}
 }
 
 // finishedAlone reports whether m, which a's runner has finished,
@@ -554,6 +579,11 @@ func (m *message) takeState(j job) uint32 {
 	}
 	return stRunning
 }
+
+// setState sets m's state with a plain store, for a message no other
+// goroutine can see yet: on amd64 an atomic store is an exchange, a
+// locked instruction.
+func (m *message) setState(st uint32) { *(*uint32)(unsafe.Pointer(&m.state)) = st }
 
 func funcName(fn any) string {
 	v := reflect.ValueOf(fn)
