@@ -400,12 +400,7 @@ func TestALaneEntryRunsInTheTellItsRunnerFinished(t *testing.T) {
 	open()
 	_, err := Call(a, func(*Proc, *[]string) (int, error) { return 0, nil }).Get()
 	require.NoError(t, err)
-	require.NoError(t, a.sys.WaitIdle(context.Background()))
-	l := a.core.lane.Load()
-	a.core.mu.Lock()
-	kept := l.keep
-	a.core.mu.Unlock()
-	require.NotNil(t, kept, "the finished Tell was not kept for the lane")
+	kept := keptTell(t, a, "the finished Tell was not kept for the lane")
 
 	ran := make(chan *message, 1)
 	Tell(a, func(p *Proc, _ *[]string) { ran <- p.m })
@@ -422,13 +417,7 @@ func TestAKeptTellIsCleared(t *testing.T) {
 	Tell(a, note("with a deadline"), Within(time.Hour)) // a lane entry with its deadline's key
 	require.True(t, a.core.laned(), "the Tell is not in the lane")
 	open()
-	require.NoError(t, a.sys.WaitIdle(context.Background()))
-	l := a.core.lane.Load()
-	a.core.mu.Lock()
-	kept := l.keep
-	a.core.mu.Unlock()
-	require.NotNil(t, kept, "no finished Tell was kept for the lane")
-	k := (*tell[*[]string])(unsafe.Pointer(kept))
+	k := (*tell[*[]string])(unsafe.Pointer(keptTell(t, a, "no finished Tell was kept for the lane")))
 	assert.Nil(t, k.fn, "the handler stays reachable")
 	assert.Same(t, a, k.a)
 	assert.Equal(t, job(k), k.job, "the job is not the Tell itself")
@@ -458,10 +447,18 @@ func TestAKeptTellIsCleared(t *testing.T) {
 	// A handler that panics does not clear its Tell (tell.run): keeping
 	// it does.
 	Tell(a, func(*Proc, *[]string) { panic("kept") })
+	kept := keptTell(t, a, "the panicked Tell was not kept for the lane")
+	assert.Nil(t, (*tell[*[]string])(unsafe.Pointer(kept)).fn, "the panicking handler stays reachable")
+}
+
+// keptTell waits until a's system is idle and returns the Tell a's lane
+// keeps for its next entry, failing the test with msg if it keeps none.
+func keptTell(t *testing.T, a *Actor[*[]string], msg string) *tellMem {
+	t.Helper()
 	require.NoError(t, a.sys.WaitIdle(context.Background()))
 	a.core.mu.Lock()
-	kept = l.keep
+	kept := a.core.lane.Load().keep
 	a.core.mu.Unlock()
-	require.NotNil(t, kept, "the panicked Tell was not kept for the lane")
-	assert.Nil(t, (*tell[*[]string])(unsafe.Pointer(kept)).fn, "the panicking handler stays reachable")
+	require.NotNil(t, kept, msg)
+	return kept
 }
