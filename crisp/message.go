@@ -581,8 +581,9 @@ func (m *message) takeState(j job) uint32 {
 }
 
 // setState sets m's state with a plain store, for a message no other
-// goroutine can see yet: on amd64 an atomic store is an exchange, a
-// locked instruction.
+// goroutine can see: one not given out yet (a lane entry's Tell), or
+// finished with no other holder (clearKept). On amd64 an atomic store
+// is an exchange, a locked instruction.
 func (m *message) setState(st uint32) { *(*uint32)(unsafe.Pointer(&m.state)) = st }
 
 func funcName(fn any) string {
