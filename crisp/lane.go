@@ -278,26 +278,21 @@ func (l *lane) tell(s laneSlot, x *tellMem) (*message, job) {
 	return m, j
 }
 
-// laneMaker returns the lane's maker of Tells to a. A Tell the lane kept
-// (lane.keep, cleared by tell.recycle) is already a's and its own job:
-// those fields are written only if they differ, for while the collector
-// marks, each pointer written costs a write barrier (a flood's write
-// barriers were 6% of its CPU profile).
+// laneMaker returns the lane's maker of Tells to a. x, if not nil, is
+// the Tell the lane kept (lane.keep, cleared by tell.recycle): it is
+// a's and its own job already, and only its handler is written, for
+// while the collector marks, each pointer written costs a write barrier
+// (a flood's write barriers were 6% of its CPU profile).
 func laneMaker[S any](a *Actor[S]) func(unsafe.Pointer, *tellMem) (*message, job) {
 	return func(fn unsafe.Pointer, x *tellMem) (*message, job) {
 		var t *tell[S]
 		if x != nil {
 			t = (*tell[S])(unsafe.Pointer(x))
-			if t.a != a {
-				t.a = a
-			}
 		} else {
 			t = newTell(a, nil)
-		}
-		t.fn = *(*func(*Proc, S))(unsafe.Pointer(&fn))
-		if t.job == nil {
 			t.job = t
 		}
+		t.fn = *(*func(*Proc, S))(unsafe.Pointer(&fn))
 		return &t.message, t
 	}
 }
@@ -471,22 +466,23 @@ func (a *core) takeLane(l *lane, s laneSlot) (*message, job) {
 		// context or structure of the actor's refers to it): its state
 		// is set without a locked instruction.
 		m.setState(m.takeState(j))
-		return m, a.taken(m, j)
+		a.taken(m)
+		return m, j
 	}
 	m := (*message)(s.p)
 	if j := m.work(); m.state.CompareAndSwap(stQueued, m.takeState(j)) {
-		return m, a.taken(m, j)
+		a.taken(m)
+		return m, j
 	}
 	return nil, nil
 }
 
-// taken gives m, just taken off the lane to run, its arrival number, and
-// returns j. Called with a.mu held.
-func (a *core) taken(m *message, j job) job {
+// taken gives m, just taken off the lane to run, its arrival number.
+// Called with a.mu held.
+func (a *core) taken(m *message) {
 	a.newArrivals()
 	a.seq++
 	m.seq = a.seq
-	return j
 }
 
 // laneToList moves s, the lane's first entry, into the list and the
