@@ -31,6 +31,30 @@ func ExampleTell() {
 	// Output: [login transfer logout]
 }
 
+// Send is a Tell whose handler takes a value: the handler can be one
+// function for every message, and the value travels in the message, so
+// a flood of Sends of numbers or pointers allocates nothing per message
+// once the actor has a backlog.
+func ExampleSend() {
+	sys := crisp.NewSystem()
+	defer sys.Shutdown(context.Background())
+	meter := crisp.Spawn(sys, &Meter{})
+
+	for _, kwh := range []int64{3, 5, 2} {
+		crisp.Send(meter, addReading, kwh)
+	}
+	total, _ := crisp.Call(meter, func(_ *crisp.Proc, m *Meter) (int64, error) { return m.total, nil }).Get()
+	fmt.Println(total)
+	// Output: 10
+}
+
+// Meter sums readings.
+type Meter struct{ total int64 }
+
+// addReading is a handler for Send: the Proc, the actor's state, then the
+// value.
+func addReading(_ *crisp.Proc, m *Meter, kwh int64) { m.total += kwh }
+
 // Messages that share a key start in the order they were sent, whatever
 // their deadlines; the policy orders the others around them. Under EDF
 // alone the deposit, due first, would run before the account is opened.

@@ -25,7 +25,12 @@ import (
 // makes a Tell of a handler, from its own processor's stash, when it
 // takes it, and the Tell goes back to that stash when it has run: a
 // flood's backlog is 16 bytes a message, and a Tell's memory stays on
-// the processor that runs it.
+// the processor that runs it. A Send (sendvalue.go) whose value is a
+// pointer or a number queues the same way, its handler in the slot and
+// its value beside it (laneVal, 32 bytes more, in a block its segment
+// makes once), and the runner makes its message in one it kept from an
+// earlier Send of its kind (lane.vkeep): a flood of Sends allocates
+// nothing, where a Tell's closure is one allocation a message.
 //
 // The lane stays once made, also when its actor is idle: fork-join's
 // workers keep up with the driver (their backlogs stay short, their
@@ -103,6 +108,19 @@ type lane struct {
 	// pointer), in x if it is not nil, else from the stash when it can
 	// (laneMaker).
 	mk func(fn unsafe.Pointer, x *tellMem) (*message, job)
+	// act is the lane's actor, an *Actor[S]: a Send's entry makes its
+	// message with it (valueKind.make).
+	act unsafe.Pointer
+	// vkeep is a stack of Send messages the runner finished
+	// (sendTell.recycle), vkept of them, linked by their next, for the
+	// next Send entries of their kind (vkind: the actor's state type
+	// and the value's), as keep is for Tells. More than one: the
+	// runner may take an entry before the last one's message is back
+	// (a handler's hand-off), and a Send has no stash to fall back on.
+	// Guarded by the actor's mu.
+	vkeep *message
+	vkept int32
+	vkind valKind
 	// dated is set once an entry with a deadline has been pushed: until
 	// then the watchdog has nothing to look for in the lane (firstKey),
 	// and a flood without deadlines is spared a look at its lane's
@@ -119,29 +137,50 @@ type lane struct {
 type laneSeg struct {
 	next atomic.Pointer[laneSeg]
 	s    [laneSegSlots]laneSlot
+	// v holds the values of the segment's Send entries, at their
+	// slots' indexes: made when the segment first holds one, and kept
+	// while the segment is reused, so a lane of Tells alone never
+	// makes it.
+	v *[laneSegSlots]laneVal
 }
 
-// laneSegSlots is the entries a segment holds: with its link, 2 KiB. A
+// laneVal is the value a Send's lane entry carries (laneSlot.isVal):
+// the kind that makes its message (valueKind, for its actor's state
+// type and the value's) and the value, in p if it is a pointer, else in
+// w (laneWay). A value of another type never enters a lane.
+type laneVal struct {
+	k valKind
+	p unsafe.Pointer
+	w uint64
+}
+
+// laneSegSlots is the entries a segment holds: with its link and its
+// values' pointer, 2 KiB. A
 // flood's backlog costs one allocation per this many messages, and an
 // empty lane keeps one segment and at most one spare.
 const laneSegSlots = 127
 
-// laneSlot is one entry of a lane: a Tell's handler or a message (p),
-// with its start deadline's key (System.key) for the order the lane
-// keeps (k).
+// laneSlot is one entry of a lane: a Tell's or a Send's handler, or a
+// message (p), with its start deadline's key (System.key) for the
+// order the lane keeps (k). A Send's value is beside it, in its
+// segment's values (laneSeg.v).
 type laneSlot struct {
 	p unsafe.Pointer // the handler's func value, or the *message
-	// k is the deadline's key shifted left once (0 for no deadline),
-	// its low bit set if p is a message. The key of a deadline the lane
-	// takes is positive and below 1<<62 (withinKey).
+	// k is the deadline's key shifted left twice (0 for no deadline),
+	// its low bit set if p is a message, the next if p is a Send's
+	// handler. The key of a deadline the lane takes is positive and
+	// below 1<<61 (withinKey).
 	k int64
 }
 
 // key returns the entry's deadline key, or 0 if it has no deadline.
-func (s laneSlot) key() int64 { return s.k >> 1 }
+func (s laneSlot) key() int64 { return s.k >> 2 }
 
 // isMsg reports whether the entry is a message, not a handler.
 func (s laneSlot) isMsg() bool { return s.k&1 != 0 }
+
+// isVal reports whether the entry is a Send's handler, with a value.
+func (s laneSlot) isVal() bool { return s.k&2 != 0 }
 
 // order returns the entry's place in EDF's order: its deadline key, or
 // the largest key for no deadline.
@@ -154,19 +193,23 @@ func (s laneSlot) order() int64 {
 
 // handlerSlot returns the entry of a Tell's handler fn (a func value)
 // with deadline key k (0 for none).
-func handlerSlot(fn unsafe.Pointer, k int64) laneSlot { return laneSlot{p: fn, k: k << 1} }
+func handlerSlot(fn unsafe.Pointer, k int64) laneSlot { return laneSlot{p: fn, k: k << 2} }
+
+// valueSlot returns the entry of a Send's handler fn (a func value)
+// with deadline key k (0 for none); its value goes beside it (push).
+func valueSlot(fn unsafe.Pointer, k int64) laneSlot { return laneSlot{p: fn, k: k<<2 | 2} }
 
 // messageSlot returns the entry of m, with deadline key k (0 for none).
 func messageSlot(m *message, k int64) laneSlot {
-	return laneSlot{p: unsafe.Pointer(m), k: k<<1 | 1}
+	return laneSlot{p: unsafe.Pointer(m), k: k<<2 | 1}
 }
 
 // withinKey returns the key of the deadline d after the clock reading
 // whose key is since, and reports whether a lane can hold it: a
-// deadline after the reading (d > 0) whose key is below 1<<62 (146
+// deadline after the reading (d > 0) whose key is below 1<<61 (73
 // years after the system's epoch), which atKey gives back exactly.
 func withinKey(since int64, d time.Duration) (int64, bool) {
-	return since + int64(d), d > 0 && since >= 0 && int64(d) < 1<<62-since
+	return since + int64(d), d > 0 && since >= 0 && int64(d) < 1<<61-since
 }
 
 // atKey returns the deadline whose key is k: the system's epoch plus k.
@@ -193,16 +236,18 @@ func (a *core) laneable() bool {
 	return a.cfg.edf && a.grp == nil && a.bound == nil && a.sys.obs == nil
 }
 
-// newLane returns an empty lane of an actor whose Tells mk makes.
-func newLane(mk func(unsafe.Pointer, *tellMem) (*message, job)) *lane {
+// newLane returns an empty lane of actor act (an *Actor[S]), whose
+// Tells mk makes.
+func newLane(mk func(unsafe.Pointer, *tellMem) (*message, job), act unsafe.Pointer) *lane {
 	seg := new(laneSeg)
-	return &lane{tail: seg, head: seg, mk: mk}
+	return &lane{tail: seg, head: seg, mk: mk, act: act}
 }
 
-// push puts s at the lane's end and reports true, unless s goes before
-// the last entry in EDF's order while the lane holds anything: then it
-// reports false and puts nothing. Called by senders.
-func (l *lane) push(s laneSlot) bool {
+// push puts s at the lane's end, with v beside it if s is a Send's
+// (isVal), and reports true, unless s goes before the last entry in
+// EDF's order while the lane holds anything: then it reports false and
+// puts nothing. Called by senders.
+func (l *lane) push(s laneSlot, v *laneVal) bool {
 	o := s.order()
 	l.mu.Lock()
 	if o < l.last && l.pushed.Load() != l.popped.Load() {
@@ -223,6 +268,12 @@ func (l *lane) push(s laneSlot) bool {
 		l.tail, l.tw, t = n, 0, n
 	}
 	t.s[l.tw] = s
+	if v != nil {
+		if t.v == nil {
+			t.v = new([laneSegSlots]laneVal)
+		}
+		t.v[l.tw] = *v
+	}
 	l.tw++
 	l.pushed.Store(l.pushed.Load() + 1) // published: the runner may read the slot
 	l.mu.Unlock()
@@ -248,8 +299,15 @@ func (l *lane) peek() (laneSlot, bool) {
 	return l.head.s[l.r], true
 }
 
+// val returns the value beside the entry peek returned, a Send's
+// (isVal): to be read before drop. Called with the actor's mu held.
+func (l *lane) val() laneVal { return l.head.v[l.r] }
+
 // drop takes the entry peek returned. Called with the actor's mu held.
 func (l *lane) drop() {
+	if l.head.s[l.r].isVal() {
+		l.head.v[l.r] = laneVal{}
+	}
 	l.head.s[l.r] = laneSlot{}
 	l.r++
 	l.popped.Store(l.popped.Load() + 1)
@@ -259,21 +317,40 @@ func (l *lane) drop() {
 // an entry is counted once its sender has published it.
 func (l *lane) holds() bool { return l.pushed.Load() != l.popped.Load() }
 
-// message returns s's message: the message s holds, or a Tell made of
-// its handler, in x if x is not nil, with its deadline.
-func (l *lane) message(s laneSlot, x *tellMem) *message {
+// pop takes the entry peek returned, s, and returns its value if it is
+// a Send's. Called with the actor's mu held.
+func (l *lane) pop(s laneSlot) (v laneVal) {
+	if s.isVal() {
+		v = l.val()
+	}
+	l.drop()
+	return v
+}
+
+// message returns the message of s, an entry popped with value v: the
+// message s holds, or a Tell or Send made of its handler, with its
+// deadline.
+func (l *lane) message(s laneSlot, v laneVal) *message {
 	if s.isMsg() {
 		return (*message)(s.p)
 	}
-	m, _ := l.tell(s, x)
+	m, _ := l.tell(s, v, nil)
 	return m
 }
 
-// tell returns the Tell made of s's handler, in x if x is not nil, with
-// its deadline, and the Tell as a job: the runner that takes it spares
-// the assertion of its message's job (message.work).
-func (l *lane) tell(s laneSlot, x *tellMem) (*message, job) {
-	m, j := l.mk(s.p, x)
+// tell returns the Tell made of s's handler, in x if x is not nil, or
+// the Send made of it and v if it is a Send's (in the lane's kept one,
+// if x is not nil and it has one), with its deadline, and
+// the message as a job: the runner that takes it spares the assertion
+// of its message's job (message.work).
+func (l *lane) tell(s laneSlot, v laneVal, x *tellMem) (*message, job) {
+	var m *message
+	var j job
+	if s.isVal() {
+		m, j = v.k.make(l, s.p, v, x != nil)
+	} else {
+		m, j = l.mk(s.p, x)
+	}
 	m.dk = s.key() // positive (withinKey), or 0: its own deadline key
 	return m, j
 }
@@ -318,9 +395,9 @@ func laneTell[S any](a *Actor[S], l *lane, fn func(*Proc, S)) bool {
 		if c.flags.Load()&fFlood == 0 {
 			return false
 		}
-		l = c.makeLane(laneMaker(a))
+		l = c.makeLane(laneMaker(a), unsafe.Pointer(a))
 	}
-	return c.lanePush(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), 0))
+	return c.lanePush(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), 0), nil)
 }
 
 // laneTellWithin sends fn, a Tell whose one option is Within
@@ -337,9 +414,9 @@ func laneTellWithin[S any](a *Actor[S], l *lane, fn func(*Proc, S), opts []SendO
 	k, ok := withinKey(since, d)
 	if ok && (l != nil || c.flags.Load()&fFlood != 0) {
 		if l == nil {
-			l = c.makeLane(laneMaker(a))
+			l = c.makeLane(laneMaker(a), unsafe.Pointer(a))
 		}
-		if c.lanePush(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), k)) {
+		if c.lanePush(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), k), nil) {
 			c.needWatchKey(k, since)
 			return
 		}
@@ -354,12 +431,12 @@ func laneTellWithin[S any](a *Actor[S], l *lane, fn func(*Proc, S), opts []SendO
 	}
 }
 
-// makeLane gives a its lane, made with mk unless another sender's came
-// first.
+// makeLane gives a its lane, made with mk and act (newLane) unless
+// another sender's came first.
 //
 //go:noinline
-func (a *core) makeLane(mk func(unsafe.Pointer, *tellMem) (*message, job)) *lane {
-	l := newLane(mk)
+func (a *core) makeLane(mk func(unsafe.Pointer, *tellMem) (*message, job), act unsafe.Pointer) *lane {
+	l := newLane(mk, act)
 	if a.lane.CompareAndSwap(nil, l) {
 		return l
 	}
@@ -369,15 +446,16 @@ func (a *core) makeLane(mk func(unsafe.Pointer, *tellMem) (*message, job)) *lane
 // laneSend sends m, a message without a deadline whose job is set, to
 // a's lane l if l holds anything, and reports whether it did.
 func (a *core) laneSend(l *lane, m *message) bool {
-	return l.holds() && a.lanePush(l, messageSlot(m, 0))
+	return l.holds() && a.lanePush(l, messageSlot(m, 0), nil)
 }
 
-// lanePush puts s in l, a's lane, and makes sure a runner holds a. It
+// lanePush puts s in l, a's lane, with v beside it if s is a Send's
+// (lane.push), and makes sure a runner holds a. It
 // reports false, having put nothing, if a stopped or drains (the caller
 // then refuses the message as usual) or if l refuses s for its deadline
 // (lane.push; the caller then sends it through the intake).
-func (a *core) lanePush(l *lane, s laneSlot) bool {
-	if a.flags.Load()&(fStopped|fDraining) != 0 || !l.push(s) {
+func (a *core) lanePush(l *lane, s laneSlot, v *laneVal) bool {
+	if a.flags.Load()&(fStopped|fDraining) != 0 || !l.push(s, v) {
 		return false
 	}
 	if a.stopped() { // stopped meanwhile: Stop may have emptied the lane already
@@ -457,11 +535,19 @@ func (a *core) laneFirst(s laneSlot) bool {
 // runner, or returns nil if it was cancelled on the way. Called with
 // a.mu held.
 func (a *core) takeLane(l *lane, s laneSlot) (*message, job) {
+	if s.isVal() {
+		v := l.pop(s)
+		m, j := v.k.make(l, s.p, v, true)
+		m.dk = s.key()
+		m.setState(m.takeState(j)) // the runner's alone, as a Tell's below
+		a.taken(m)
+		return m, j
+	}
 	l.drop()
 	if !s.isMsg() {
 		x := l.keep
 		l.keep = nil
-		m, j := l.tell(s, x)
+		m, j := l.tell(s, laneVal{}, x)
 		// The Tell is the runner's alone until it has run (no future,
 		// context or structure of the actor's refers to it): its state
 		// is set without a locked instruction.
@@ -488,8 +574,8 @@ func (a *core) taken(m *message) {
 // laneToList moves s, the lane's first entry, into the list and the
 // policy's queue. Called with a.mu held.
 func (a *core) laneToList(l *lane, s laneSlot) {
-	l.drop()
-	a.queueFromLane(l.message(s, nil))
+	v := l.pop(s)
+	a.queueFromLane(l.message(s, v))
 }
 
 // queueFromLane queues m, just taken off the lane, as the intake's
@@ -518,8 +604,8 @@ func (a *core) laneBefore(l *lane, m *message) {
 		if !ok || s.order() > o {
 			return
 		}
-		l.drop()
-		a.queueFromLane(l.message(s, nil))
+		v := l.pop(s)
+		a.queueFromLane(l.message(s, v))
 	}
 }
 
@@ -533,8 +619,8 @@ func (a *core) expireLane(l *lane, now time.Time) {
 		if !ok || s.key() == 0 || s.key() > k {
 			return
 		}
-		l.drop()
-		if m := l.message(s, nil); m.state.CompareAndSwap(stQueued, stMissed) {
+		v := l.pop(s)
+		if m := l.message(s, v); m.state.CompareAndSwap(stQueued, stMissed) {
 			a.addFailure(failure{m: m, at: now})
 		}
 	}
@@ -556,19 +642,22 @@ func (a *core) failLane() {
 	if l == nil {
 		return
 	}
-	var left []laneSlot
+	type entry struct {
+		s laneSlot
+		v laneVal
+	}
+	var left []entry
 	a.mu.Lock()
 	for {
 		s, ok := l.peek()
 		if !ok {
 			break
 		}
-		l.drop()
-		left = append(left, s)
+		left = append(left, entry{s, l.pop(s)})
 	}
 	a.mu.Unlock()
-	for _, s := range left {
-		m := l.message(s, nil)
+	for i := range left {
+		m := l.message(left[i].s, left[i].v)
 		if m.state.CompareAndSwap(stQueued, stStopped) {
 			a.fail(m.work(), ErrStopped)
 		}

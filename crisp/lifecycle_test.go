@@ -461,6 +461,8 @@ func TestNilActorOrHandlerPanicsWithACrispPrefix(t *testing.T) {
 		crisp.Call[*state, int](a, nil)
 	})
 	assert.PanicsWithValue(t, "crisp: Tell with a nil handler", func() { crisp.Tell(a, nil) })
+	assert.PanicsWithValue(t, "crisp: Send to a nil actor", func() { crisp.Send(nilActor, func(*crisp.Proc, *state, int) {}, 1) })
+	assert.PanicsWithValue(t, "crisp: Send with a nil handler", func() { crisp.Send[*state, int](a, nil, 1) })
 	assert.PanicsWithValue(t, "crisp: Spawn on a nil system", func() { crisp.Spawn(nil, &state{}) })
 	var nilGroup *crisp.Group[*state]
 	assert.PanicsWithValue(t, "crisp: Call to a nil actor", func() { crisp.Call(nilGroup, record("x")) })

@@ -298,7 +298,7 @@ func (a *core) sendKeyed(m *message, k, since int64, l *lane) {
 		a.refuseStopped(m)
 		return
 	}
-	if l != nil && a.lanePush(l, messageSlot(m, k)) {
+	if l != nil && a.lanePush(l, messageSlot(m, k), nil) {
 		a.needWatchKey(k, since)
 		return
 	}

@@ -1,0 +1,261 @@
+package crisp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crisprt/crisp/deadline"
+)
+
+// appendValue is a Send handler that logs its value.
+func appendValue[V any](_ *Proc, r *[]string, v V) { *r = append(*r, fmt.Sprint(v)) }
+
+// appendPointee is a Send handler that logs what its pointer points at.
+func appendPointee(_ *Proc, r *[]string, v *string) { *r = append(*r, *v) }
+
+// Sends of values that ride in a lane (a word without pointers, a
+// pointer) queue as lane entries, one slot each with the value beside
+// it; others queue as messages, which follow the entries into the lane
+// while it holds anything. Whatever the kind, each value reaches its
+// handler, in the order sent, mixed with Tells; a message of a kind
+// between two of another is made of its own kind.
+func TestSendsRideTheLaneWithTheirValues(t *testing.T) {
+	a, open := heldActor(t)
+	p := "pointed"
+	Send(a, appendValue[int], 1)
+	Send(a, appendPointee, &p)
+	Send(a, appendValue[float64], 2.5)
+	Tell(a, note("told"))
+	Send(a, appendValue[int], -3)
+	Send(a, appendValue[bool], true)
+	Send(a, appendValue[string], "a string")       // two words: a message
+	Send(a, appendValue[[2]int], [2]int{4, 5})     // no lane kind: a message
+	Send(a, appendValue[time.Duration], 6)         // a named int64
+	Send(a, appendValue[int8], -7)                 // narrower than the word
+	Send(a, appendValue[map[string]int], nil)      // a nil map, in the pointer
+	Send(a, appendValue[complex64], complex(8, 9)) // a whole word
+	l := a.core.lane.Load()
+	require.NotNil(t, l)
+	assert.EqualValues(t, 12, l.entries(), "every Send and the Tell are in the lane")
+	open()
+	assert.Equal(t, []string{"1", "pointed", "2.5", "told", "-3", "true", "a string", "[4 5]", "6ns", "-7", "map[]", "(8+9i)"},
+		ranInOrder(t, a))
+	a.core.mu.Lock()
+	defer a.core.mu.Unlock()
+	for i, v := range l.head.v {
+		assert.Zero(t, v, "the value of entry %d stays in its segment once taken", i)
+	}
+}
+
+// In a flood, a Send of a word or a pointer allocates nothing: the
+// entry is a slot and a value in the lane, and its message is one the
+// runner kept from an earlier Send of its kind (lane.vkeep).
+func TestAFloodsSendsAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	var ran []string
+	a := Spawn(sys, &ran)
+	a.core.flags.Or(fFlood) // as if its runner had found a flood
+	count := func(_ *Proc, r *[]string, n int) { *r = (*r)[:0] }
+	point := func(_ *Proc, r *[]string, p *string) { *r = (*r)[:0] }
+	s := "s"
+	Send(a, count, 0)
+	Send(a, point, &s)
+	require.NoError(t, sys.WaitIdle(context.Background()))
+	require.NotNil(t, a.core.lane.Load(), "no lane")
+	for _, c := range []struct {
+		name string
+		send func()
+	}{
+		{"an int", func() { Send(a, count, 1) }},
+		{"a pointer", func() { Send(a, point, &s) }},
+	} {
+		allocs := testing.AllocsPerRun(20, func() {
+			for range 100 {
+				c.send()
+			}
+			_ = sys.WaitIdle(context.Background())
+		})
+		// WaitIdle's own: a Tell with a closure costs the same (2).
+		assert.LessOrEqual(t, allocs, 4.0, "%s: allocations for 100 Sends", c.name)
+	}
+}
+
+// A Send's message the runner keeps for the next one is cleared: no
+// value (a pointer would keep what it points at alive), handler,
+// deadline, arrival number or state of the last run stays; and a
+// message of another kind is never taken for it.
+func TestAKeptSendIsCleared(t *testing.T) {
+	a, open := heldActor(t)
+	p := "pointed"
+	Send(a, appendPointee, &p, Within(time.Hour))
+	open()
+	require.NoError(t, a.sys.WaitIdle(context.Background()))
+	k := keptSend[*[]string, *string](t, a)
+	assert.Nil(t, k.v, "the value stays reachable")
+	assert.Nil(t, k.fn, "the handler stays reachable")
+	assert.Same(t, a, k.a)
+	assert.Equal(t, job(k), k.job)
+	m := &k.message
+	assert.Zero(t, m.state.Load())
+	assert.Zero(t, m.dk, "the deadline's key stays")
+	assert.Zero(t, m.seq)
+	assert.Nil(t, m.next)
+
+	// The next Send of its kind runs in it; one of another kind does not.
+	ran := make(chan *message, 2)
+	Send(a, func(p *Proc, _ *[]string, _ *string) { ran <- p.m }, &p)
+	assert.Same(t, m, <-ran, "the next Send of its kind did not run in the kept message")
+	Send(a, func(p *Proc, _ *[]string, _ int) { ran <- p.m }, 1)
+	assert.NotSame(t, m, <-ran, "a Send of another kind ran in the kept message")
+	require.NoError(t, a.sys.WaitIdle(context.Background()))
+
+	// A handler that panics leaves its message's handler and value set:
+	// keeping it clears them.
+	Send(a, func(*Proc, *[]string, *string) { panic("kept") }, &p)
+	require.NoError(t, a.sys.WaitIdle(context.Background()))
+	k = keptSend[*[]string, *string](t, a)
+	assert.Nil(t, k.v, "the panicking Send's value stays reachable")
+	assert.Nil(t, k.fn, "the panicking handler stays reachable")
+}
+
+// keptSend returns the Send message of value type V that a's lane keeps
+// (on top of its stack), failing the test if it keeps none of that
+// kind.
+func keptSend[S, V any](t *testing.T, a *Actor[S]) *sendTell[S, V] {
+	t.Helper()
+	a.core.mu.Lock()
+	defer a.core.mu.Unlock()
+	l := a.core.lane.Load()
+	require.NotNil(t, l.vkeep, "no finished Send was kept")
+	require.Equal(t, valKind(valueKind[S, V]{}), l.vkind, "the kept Sends are of another kind")
+	return (*sendTell[S, V])(unsafe.Pointer(l.vkeep))
+}
+
+// A lane keeps at most vkeepMax finished Sends, all of one kind: the
+// last finished one's.
+func TestALaneKeepsAFewSendsOfOneKind(t *testing.T) {
+	a, open := heldActor(t)
+	a.core.mu.Lock()
+	l := a.core.makeLane(laneMaker(a), unsafe.Pointer(a))
+	a.core.mu.Unlock()
+	a.core.mu.Lock()
+	for range vkeepMax + 3 {
+		t := &sendTell[*[]string, int]{a: a}
+		t.job = t
+		t.recycle()
+	}
+	assert.EqualValues(t, vkeepMax, l.vkept)
+	n := 0
+	for m := l.vkeep; m != nil; m = m.next {
+		n++
+	}
+	assert.Equal(t, vkeepMax, n)
+	other := &sendTell[*[]string, bool]{a: a}
+	other.job = other
+	other.recycle()
+	assert.Equal(t, valKind(valueKind[*[]string, bool]{}), l.vkind, "the last kind finished is not the one kept")
+	assert.EqualValues(t, 1, l.vkept)
+	assert.Same(t, &other.message, l.vkeep)
+	assert.Nil(t, l.vkeep.next, "a Send of another kind is kept among them")
+	a.core.mu.Unlock()
+	open()
+}
+
+// A Send with one Within joins the lane with its deadline: the
+// watchdog misses it at its deadline, to the nanosecond, naming its
+// handler; a Send stopped in the lane is a dead letter, named so.
+func TestLaneSendsMissAndStopAsTellsDo(t *testing.T) {
+	misses := make(chan *deadline.MissedError, 2)
+	dead := make(chan DeadLetter, 4)
+	mock := clock.NewMock()
+	mock.Set(mockAt)
+	sys := NewSystem(WithClock(mock), WithLogger(discard()), WithDeadLetters(func(d DeadLetter) { dead <- d }))
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	var ran []string
+	a := Spawn(sys, &ran, WithMissHook(func(e *deadline.MissedError) { misses <- e }))
+	in, gate := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(gate) }) }
+	defer open()
+	Tell(a, func(*Proc, *[]string) { close(in); <-gate }, Detached())
+	<-in
+	a.core.flags.Or(fFlood)
+	sent := mock.Now()
+	Send(a, appendValue[int], 1, Within(10*time.Millisecond))
+	Send(a, appendValue[int], 2, Within(time.Hour))
+	Send(a, appendValue[int], 3)
+	require.EqualValues(t, 3, a.core.lane.Load().entries())
+
+	mock.Add(10 * time.Millisecond)
+	e := receive(t, misses)
+	assert.Equal(t, sent.Add(10*time.Millisecond), e.Deadline)
+	assert.Contains(t, e.Message, "appendValue")
+	d := receive(t, dead)
+	assert.ErrorIs(t, d.Reason, deadline.ErrMissed)
+	assert.Contains(t, d.Message, "appendValue")
+
+	a.Stop()
+	open()
+	for range 2 {
+		d := receive(t, dead)
+		assert.ErrorIs(t, d.Reason, ErrStopped)
+		assert.Contains(t, d.Message, "appendValue")
+	}
+	assert.Empty(t, ran)
+}
+
+// Sends and Calls from several senders to one flooded actor, of
+// several kinds, through the lane and the intake: each sender's
+// messages run in the order sent, each with its own value, and none is
+// lost.
+func TestLaneSendsKeepEachSendersOrderAndLoseNothing(t *testing.T) {
+	const senders, each = 4, 400
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	type got struct {
+		sender, seq int
+	}
+	var log []got
+	a := Spawn(sys, &log)
+	a.core.flags.Or(fFlood)
+	var wg sync.WaitGroup
+	for s := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				switch i % 4 {
+				case 0:
+					Send(a, func(_ *Proc, l *[]got, v int) { *l = append(*l, got{s, v}) }, i)
+				case 1:
+					g := &got{s, i}
+					Send(a, func(_ *Proc, l *[]got, v *got) { *l = append(*l, *v) }, g)
+				case 2:
+					Send(a, func(_ *Proc, l *[]got, v [2]int) { *l = append(*l, got{v[0], v[1]}) }, [2]int{s, i})
+				default:
+					Call(a, func(_ *Proc, l *[]got) (int, error) { *l = append(*l, got{s, i}); return 0, nil })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, sys.WaitIdle(context.Background()))
+	require.Len(t, log, senders*each)
+	next := make([]int, senders)
+	for _, g := range log {
+		require.Equal(t, next[g.sender], g.seq, "sender %d", g.sender)
+		next[g.sender]++
+	}
+}
