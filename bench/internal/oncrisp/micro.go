@@ -63,9 +63,9 @@ func (c Config) RequestReply(ctx context.Context, t workload.Timer, p workload.R
 }
 
 // pairPinger and pairPonger hold what their handlers need, as
-// protoactor's pair does, so that each message carries only its number:
-// a closure that captures one int is 16 bytes with no pointers, as a
-// boxed message of one int is.
+// protoactor's pair does, and each message carries only its number:
+// sent with crisp.Send to a handler that is one function for every
+// message, it allocates nothing.
 type pairPinger struct {
 	pong *crisp.Actor[*pairPonger]
 	o    []crisp.SendOption
@@ -81,17 +81,13 @@ type pairPonger struct {
 }
 
 // ping sends ping n to the pinger's ponger.
-func (s *pairPinger) ping(n int) {
-	crisp.Tell(s.pong, func(_ *crisp.Proc, pg *pairPonger) { pg.pong(n) }, s.o...)
-}
+func (s *pairPinger) ping(n int) { crisp.Send(s.pong, onPing, n, s.o...) }
 
-// pong answers ping n.
-func (pg *pairPonger) pong(n int) {
-	crisp.Tell(pg.ping, func(_ *crisp.Proc, s *pairPinger) { s.onPong(n) }, pg.o...)
-}
+// onPing answers ping n.
+func onPing(_ *crisp.Proc, pg *pairPonger, n int) { crisp.Send(pg.ping, onPong, n, pg.o...) }
 
 // onPong counts pong n and sends the next ping until want are in.
-func (s *pairPinger) onPong(n int) {
+func onPong(_ *crisp.Proc, s *pairPinger, n int) {
 	s.r.Count++
 	s.r.Check += int64(n)
 	if s.sent < s.want {
