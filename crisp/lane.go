@@ -82,6 +82,10 @@ type lane struct {
 	// lane holds its entries in EDF's order, so an entry that would go
 	// before it is refused while the lane holds anything.
 	last int64
+	// ways caches, for senders, how the last Send's value rides
+	// (laneWay): its kind's type table, with the way in the low bits
+	// (wayOf).
+	ways atomic.Uintptr
 	_    [64]byte
 	// pushed counts the entries pushed, ever; stored under mu, it
 	// publishes them: the runner reads what it counts (peek). On a
