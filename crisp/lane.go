@@ -28,9 +28,9 @@ import (
 // the processor that runs it. A Send (sendvalue.go) whose value is a
 // pointer or a number queues the same way, its handler in the slot and
 // its value beside it (laneVal, 32 bytes more, in a block its segment
-// makes once), and the runner makes its message in one it kept from an
-// earlier Send of its kind (lane.vkeep): a flood of Sends allocates
-// nothing, where a Tell's closure is one allocation a message.
+// makes once), and the runner makes its message as a Tell's (lane.vkeep,
+// the Sends' stash): a flood of Sends allocates nothing, where a Tell's
+// closure is one allocation a message.
 //
 // The lane stays once made, also when its actor is idle: fork-join's
 // workers keep up with the driver (their backlogs stay short, their
@@ -82,10 +82,6 @@ type lane struct {
 	// lane holds its entries in EDF's order, so an entry that would go
 	// before it is refused while the lane holds anything.
 	last int64
-	// ways caches, for senders, how the last Send's value rides
-	// (laneWay): its kind's type table, with the way in the low bits
-	// (wayOf).
-	ways atomic.Uintptr
 	_    [64]byte
 	// pushed counts the entries pushed, ever; stored under mu, it
 	// publishes them: the runner reads what it counts (peek). On a
@@ -115,16 +111,10 @@ type lane struct {
 	// act is the lane's actor, an *Actor[S]: a Send's entry makes its
 	// message with it (valueKind.make).
 	act unsafe.Pointer
-	// vkeep is a stack of Send messages the runner finished
-	// (sendTell.recycle), vkept of them, linked by their next, for the
-	// next Send entries of their kind (vkind: the actor's state type
-	// and the value's), as keep is for Tells. More than one: the
-	// runner may take an entry before the last one's message is back
-	// (a handler's hand-off), and a Send has no stash to fall back on.
-	// Guarded by the actor's mu.
-	vkeep *message
-	vkept int32
-	vkind valKind
+	// vkeep is a Send the runner finished (sendTell.recycle), for the
+	// next Send entry's message, as keep is for Tells. Guarded by the
+	// actor's mu.
+	vkeep *sendMem
 	// dated is set once an entry with a deadline has been pushed: until
 	// then the watchdog has nothing to look for in the lane (firstKey),
 	// and a flood without deadlines is spared a look at its lane's
@@ -343,15 +333,14 @@ func (l *lane) message(s laneSlot, v laneVal) *message {
 }
 
 // tell returns the Tell made of s's handler, in x if x is not nil, or
-// the Send made of it and v if it is a Send's (in the lane's kept one,
-// if x is not nil and it has one), with its deadline, and
+// the Send made of it and v if it is a Send's, with its deadline, and
 // the message as a job: the runner that takes it spares the assertion
 // of its message's job (message.work).
 func (l *lane) tell(s laneSlot, v laneVal, x *tellMem) (*message, job) {
 	var m *message
 	var j job
 	if s.isVal() {
-		m, j = v.k.make(l, s.p, v, x != nil)
+		m, j = v.k.make(l, s.p, v, nil)
 	} else {
 		m, j = l.mk(s.p, x)
 	}
@@ -541,7 +530,9 @@ func (a *core) laneFirst(s laneSlot) bool {
 func (a *core) takeLane(l *lane, s laneSlot) (*message, job) {
 	if s.isVal() {
 		v := l.pop(s)
-		m, j := v.k.make(l, s.p, v, true)
+		x := l.vkeep
+		l.vkeep = nil
+		m, j := v.k.make(l, s.p, v, x)
 		m.dk = s.key()
 		m.setState(m.takeState(j)) // the runner's alone, as a Tell's below
 		a.taken(m)

@@ -34,7 +34,7 @@ func clearStashes() {
 	for i := range tellStacks {
 		emptyStacks(i)
 	}
-	for _, d := range []*depot{&tellDepot, &itemDepot} {
+	for _, d := range []*depot{&tellDepot, &itemDepot, &sendDepot} {
 		d.mu.Lock()
 		d.batches = nil
 		d.n.Store(0)
@@ -42,7 +42,8 @@ func clearStashes() {
 	}
 }
 
-// emptyStacks empties processor i's stacks, Tell messages and items.
+// emptyStacks empties processor i's stacks: Tell messages, items and
+// Send messages.
 func emptyStacks(i int) {
 	ready.Pin()
 	raceAcquire(unsafe.Pointer(&tellStacks[i]))
@@ -51,6 +52,9 @@ func emptyStacks(i int) {
 	raceAcquire(unsafe.Pointer(&itemStacks[i]))
 	itemStacks[i].head, itemStacks[i].n = nil, 0
 	raceRelease(unsafe.Pointer(&itemStacks[i]))
+	raceAcquire(unsafe.Pointer(&sendStacks[i]))
+	sendStacks[i].head, sendStacks[i].n = nil, 0
+	raceRelease(unsafe.Pointer(&sendStacks[i]))
 	ready.Unpin()
 }
 

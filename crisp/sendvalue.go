@@ -2,8 +2,11 @@ package crisp
 
 import (
 	"reflect"
+	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/crisprt/crisp/policy"
 )
 
 // Send sends v to an actor (or a group) for fn, without a future: a Tell
@@ -13,13 +16,14 @@ import (
 //
 // Where a Tell's handler is usually a closure, allocated per message
 // for what it captures, Send's fn can be one function for every
-// message, and v travels in the message: once the actor has a flood's
-// backlog (its runner finds many messages waiting, see the package
-// documentation), a Send whose v is a pointer, map, channel or
-// function, or a bool or number of at most 64 bits (of a named type
-// too), with no option or with one Within, allocates nothing while the
-// flood's Sends are of one value type. Other Sends allocate their
-// message, as a Call does.
+// message, and v travels in the message. A Send whose v is a pointer,
+// map, channel or function, or a bool or number of at most 64 bits (of
+// a named type too), allocates nothing once the runtime has finished
+// messages of its size to reuse (a Tell's are reused the same way); in
+// a flood (its runner finds many messages waiting, see the package
+// documentation), with no option or with one Within, it queues 48 bytes.
+// A Send of a value of any other type allocates its message, as a Call
+// does.
 //
 // Send blocks only as Tell does, on a full mailbox with WaitWhenFull. It
 // panics if to or fn is nil.
@@ -28,49 +32,49 @@ func Send[S, V any](to Ref[S], fn func(p *Proc, s S, v V), v V, opts ...SendOpti
 	if fn == nil {
 		panic("crisp: Send with a nil handler")
 	}
+	way := wayOf[V]()
 	plain := a.plainSend(opts)
-	if l := a.lane.Load(); l != nil || a.flags.Load()&fFlood != 0 {
-		if (plain || a.withinOnly(opts)) && laneSend(a, l, fn, v, opts) {
-			return
+	if way != wayNone {
+		if l := a.lane.Load(); l != nil || a.flags.Load()&fFlood != 0 {
+			if (plain || a.withinOnly(opts)) && laneSend(a, l, fn, v, way, opts) {
+				return
+			}
 		}
 	}
-	var t *sendTell[S, V]
-	if a.itemized(opts) {
-		t = newWithItem[sendTell[S, V]]()
-		t.a, t.fn, t.v = a, fn, v
+	var m *message
+	if way == wayNone {
+		var t *sendAny[S, V]
+		if a.itemized(opts) {
+			t = newWithItem[sendAny[S, V]]()
+			t.a, t.fn, t.v = a, fn, v
+		} else {
+			t = &sendAny[S, V]{a: a, fn: fn, v: v}
+		}
+		t.job = t
+		m = &t.message
 	} else {
-		t = &sendTell[S, V]{a: a, fn: fn, v: v} // set in the literal: see newTell
+		t := newSend(a, fn, opts)
+		t.put(way, v)
+		m = &t.message
 	}
-	t.job = t
 	switch {
 	case plain:
-		a.send(&t.message)
+		a.send(m)
 	case a.withinOnly(opts):
-		a.sendWithin(&t.message, time.Duration(opts[0].n))
+		a.sendWithin(m, time.Duration(opts[0].n))
 	default:
-		a.sendWith(&t.message, opts)
+		a.sendWith(m, opts)
 	}
 }
 
 // laneSend sends fn and v, a Send with no option or one Within
-// (withinOnly), through a's lane l, or through a lane it makes if l is
-// nil and a's runner has found a flood (fFlood), and reports whether
-// it did: not if v's type cannot ride in a lane (laneWay), the lane
-// cannot hold the deadline (withinKey) or refuses it (lane.push), or a
-// has stopped; the caller then sends it as a message.
-func laneSend[S, V any](a *Actor[S], l *lane, fn func(*Proc, S, V), v V, opts []SendOption) bool {
+// (withinOnly) whose value rides in a lane by way, through a's lane l,
+// or through a lane it makes if l is nil and a's runner has found a
+// flood (fFlood), and reports whether it did: not if the lane cannot
+// hold the deadline (withinKey) or refuses it (lane.push), or a has
+// stopped; the caller then sends it as a message.
+func laneSend[S, V any](a *Actor[S], l *lane, fn func(*Proc, S, V), v V, way int, opts []SendOption) bool {
 	c := &a.core
-	if l == nil {
-		if laneWay[V]() == wayNone {
-			return false
-		}
-		l = c.makeLane(laneMaker(a), unsafe.Pointer(a))
-	}
-	var kind valKind = valueKind[S, V]{}
-	way := l.wayOf(kind, laneWay[V])
-	if way == wayNone {
-		return false
-	}
 	var k, since int64
 	if len(opts) == 1 {
 		var ok bool
@@ -79,12 +83,11 @@ func laneSend[S, V any](a *Actor[S], l *lane, fn func(*Proc, S, V), v V, opts []
 			return false
 		}
 	}
-	lv := laneVal{k: kind}
-	if way == wayPointer {
-		lv.p = *(*unsafe.Pointer)(unsafe.Pointer(&v))
-	} else {
-		*(*V)(unsafe.Pointer(&lv.w)) = v
+	if l == nil {
+		l = c.makeLane(laneMaker(a), unsafe.Pointer(a))
 	}
+	lv := laneVal{k: valueKind[S, V]{}}
+	lv.p, lv.w = encode(way, v)
 	if !c.lanePush(l, valueSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), k), &lv) {
 		return false
 	}
@@ -94,17 +97,18 @@ func laneSend[S, V any](a *Actor[S], l *lane, fn func(*Proc, S, V), v V, opts []
 	return true
 }
 
-// How a Send's value of a type rides in a lane (laneVal): in its
-// pointer, in its word, or not at all.
+// How a Send's value of a type is held in its message (sendTell) and a
+// lane (laneVal): in a pointer, in a word, or neither (sendAny holds
+// it as it is).
 const (
 	wayNone = iota
 	wayPointer
 	wayWord
 )
 
-// laneWay returns how a value of type V rides in a lane: a pointer, map,
-// channel or function in laneVal.p; a bool or number of at most one word
-// (no pointers) in laneVal.w; anything else not at all.
+// laneWay returns how a Send's value of type V is held: a pointer, map,
+// channel or function in a pointer; a bool or number of at most 64 bits
+// in a word; anything else in neither.
 func laneWay[V any]() int {
 	switch reflect.TypeFor[V]().Kind() {
 	case reflect.Pointer, reflect.UnsafePointer, reflect.Map, reflect.Chan, reflect.Func:
@@ -117,18 +121,44 @@ func laneWay[V any]() int {
 	return wayNone
 }
 
-// wayOf returns how a value of kind k rides in l (laneWay, which way
-// computes): from l's cache if k is the kind it holds, else computed
-// and cached. Reflection's look at the type was 7% of a flood of Sends'
-// CPU profile (throughput-4x100); a flood's Sends are mostly of one kind.
-func (l *lane) wayOf(k valKind, way func() int) int {
-	tab := uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&k))) // its type table: static, aligned
-	if c := l.ways.Load(); c&^3 == tab {
+// ways caches laneWay for the value types Sends carry, each entry a
+// type's table (of valKind for valueKind[struct{}, V]: static, and
+// aligned, so its low bits are free) with its way in the low bits,
+// found at a hash of the table. Reflection's look at the type was 7%
+// of a flood of Sends' CPU profile (throughput-4x100); a program sends
+// few value types.
+var ways [64]atomic.Uintptr
+
+// wayOf returns laneWay[V]() from the cache (ways), computing and
+// caching it if V's entry is not there.
+func wayOf[V any]() int {
+	var k valKind = valueKind[struct{}, V]{}
+	tab := uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&k)))
+	e := &ways[(tab>>3)*0x9e3779b97f4a7c15>>58]
+	if c := e.Load(); c&^3 == tab {
 		return int(c & 3)
 	}
-	w := way()
-	l.ways.Store(tab | uintptr(w))
+	w := laneWay[V]()
+	e.Store(tab | uintptr(w))
 	return w
+}
+
+// encode returns v, whose type's way is way (not wayNone), as a
+// pointer or a word.
+func encode[V any](way int, v V) (p unsafe.Pointer, w uint64) {
+	if way == wayPointer {
+		return *(*unsafe.Pointer)(unsafe.Pointer(&v)), 0
+	}
+	*(*V)(unsafe.Pointer(&w)) = v
+	return nil, w
+}
+
+// decode returns the value encode gave as p and w.
+func decode[V any](p unsafe.Pointer, w uint64) V {
+	if p != nil {
+		return *(*V)(unsafe.Pointer(&p))
+	}
+	return *(*V)(unsafe.Pointer(&w)) // a word, or a nil pointer
 }
 
 // valKind makes the message of a Send's lane entry: one implementation
@@ -136,49 +166,71 @@ func (l *lane) wayOf(k valKind, way func() int) int {
 // laneVal.
 type valKind interface {
 	// make returns the Send made of handler fn and value v for l's
-	// actor, in the lane's kept one (lane.vkeep) if keep and it is of
-	// this kind, and the message as a job. Called with the actor's mu
-	// held if keep.
-	make(l *lane, fn unsafe.Pointer, v laneVal, keep bool) (*message, job)
-}
-
-// sameKind reports whether x and y are the same kind: x == y, less the
-// runtime's call comparing their values, which have no fields (each
-// interface's first word, its type's table, names its type).
-func sameKind(x, y valKind) bool {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&x)) == *(*unsafe.Pointer)(unsafe.Pointer(&y))
+	// actor, in x if x is not nil, else from the stash or new, and the
+	// message as a job.
+	make(l *lane, fn unsafe.Pointer, v laneVal, x *sendMem) (*message, job)
 }
 
 // valueKind is the valKind of Sends to an *Actor[S] of values of type V.
 // It has no fields: as an interface value it is two constant words.
 type valueKind[S, V any] struct{}
 
-func (valueKind[S, V]) make(l *lane, fn unsafe.Pointer, v laneVal, keep bool) (*message, job) {
+func (valueKind[S, V]) make(l *lane, fn unsafe.Pointer, v laneVal, x *sendMem) (*message, job) {
 	var t *sendTell[S, V]
-	if x := l.vkeep; keep && x != nil && sameKind(l.vkind, valueKind[S, V]{}) {
+	if x != nil {
 		t = (*sendTell[S, V])(unsafe.Pointer(x))
-		l.vkeep, x.next = x.next, nil
-		l.vkept--
+		t.job = t // x may have served a Send of another value type
 	} else {
-		t = &sendTell[S, V]{a: (*Actor[S])(l.act)}
-		t.job = t
+		t = newSend((*Actor[S])(l.act), *(*func(*Proc, S, V))(unsafe.Pointer(&fn)), nil)
 	}
 	t.fn = *(*func(*Proc, S, V))(unsafe.Pointer(&fn))
-	if v.p != nil {
-		t.v = *(*V)(unsafe.Pointer(&v.p))
-	} else {
-		t.v = *(*V)(unsafe.Pointer(&v.w))
-	}
+	t.p, t.w = v.p, v.w
 	return &t.message, t
 }
 
-// sendTell is a message sent with Send.
+// sendMem is the memory of a sendTell[S, V] for every S and V: the
+// message, then three pointers (the actor, the handler, the value if a
+// pointer) and a word (the value if not). The stash of finished Sends
+// holds them as *sendMem, one for all actors, state and value types.
+type sendMem struct {
+	message
+	a, fn, p unsafe.Pointer
+	w        uint64
+}
+
+// sendTell is a message sent with Send, of a value held in p or w
+// (wayPointer, wayWord).
 type sendTell[S, V any] struct {
 	message
 	a  *Actor[S]
 	fn func(*Proc, S, V)
-	v  V
+	p  unsafe.Pointer
+	w  uint64
 }
+
+// newSend returns a Send of fn to a with opts, its job set: a finished
+// one from the stash (takeSend) if there is one, else a new one, with
+// its policy item beside it if the message will need one (as newTell).
+//
+//go:noinline
+func newSend[S, V any](a *Actor[S], fn func(*Proc, S, V), opts []SendOption) *sendTell[S, V] {
+	var t *sendTell[S, V]
+	switch x := takeSend(); {
+	case x != nil:
+		t = (*sendTell[S, V])(unsafe.Pointer(x))
+		t.a, t.fn = a, fn
+	case a.itemized(opts):
+		t = newWithItem[sendTell[S, V]]()
+		t.a, t.fn = a, fn
+	default:
+		t = &sendTell[S, V]{a: a, fn: fn} // set in the literal: see newTell
+	}
+	t.job = t
+	return t
+}
+
+// put holds v, whose type's way is way, in t.
+func (t *sendTell[S, V]) put(way int, v V) { t.p, t.w = encode(way, v) }
 
 func (t *sendTell[S, V]) hdr() *message  { return &t.message }
 func (t *sendTell[S, V]) actor() *core   { return &t.a.core }
@@ -188,43 +240,66 @@ func (t *sendTell[S, V]) answered() bool { return false }
 func (t *sendTell[S, V]) fail(error)     {}
 
 func (t *sendTell[S, V]) run(p *Proc) {
-	t.fn(p, t.a.stateOf(p), t.v)
-	t.fn = nil
+	t.fn(p, t.a.stateOf(p), decode[V](t.p, t.w))
+	t.fn, t.p = nil, nil
 	if a := p.a; a.grp != nil {
 		a.flags.And(^uint32(fHandling)) // as tell.run
 	}
 }
 
-// vkeepMax is the most Send messages a lane keeps (lane.vkeep).
-const vkeepMax = 8
-
-// recycle keeps the finished message for its actor's lane's next Send
-// entries of its kind (lane.vkeep), if nothing else holds it
-// (finishedAlone) and the lane keeps fewer than vkeepMax; else it is
-// left to the collector. The lane keeps one kind, the last finished: a
-// flood of Sends of one kind allocates nothing, one that alternates
-// between kinds may allocate each message. Called by the runner, with
-// the actor's mu held.
+// recycle clears the finished message and keeps it for its actor's
+// lane's next Send entry (lane.vkeep) or puts it in the stash
+// (putSend), as tell.recycle does for a Tell, if nothing else holds it
+// (finishedAlone). Called by the runner, with the actor's mu held.
 func (t *sendTell[S, V]) recycle() {
 	if !t.finishedAlone(&t.a.core) {
 		return
 	}
-	freeExt(&t.message) // an observed message's figures go back to the system
-	l := t.a.lane.Load()
-	if l == nil {
+	freeExt(&t.message)
+	if l := t.a.lane.Load(); l != nil && l.vkeep == nil {
+		t.message.clearKept()
+		if t.fn != nil || t.p != nil { // a handler that panicked: see run
+			t.fn, t.p = nil, nil
+		}
+		t.w = 0
+		l.vkeep = (*sendMem)(unsafe.Pointer(t))
 		return
 	}
-	if kind := valKind(valueKind[S, V]{}); !sameKind(l.vkind, kind) {
-		// The flood's Sends are of another kind now: the kept ones of
-		// the last kind go to the collector.
-		l.vkeep, l.vkept, l.vkind = nil, 0, kind
-	} else if l.vkept >= vkeepMax {
-		return
+	it := t.pi.Load()
+	t.message = message{}
+	t.a, t.fn, t.p, t.w = nil, nil, nil, 0
+	if it != nil { // kept, cleared, as a Tell's
+		*it = policy.Item{}
+		t.pi.Store(it)
 	}
-	t.message.clearKept()
-	var zero V
-	t.fn, t.v = nil, zero
-	t.next = l.vkeep
-	l.vkeep = &t.message
-	l.vkept++
+	putSend((*sendMem)(unsafe.Pointer(t)))
+}
+
+// sendAny is a message sent with Send of a value that neither a pointer
+// nor a word holds (wayNone): it holds it as it is, in memory of its
+// own, which the collector takes back.
+type sendAny[S, V any] struct {
+	message
+	a  *Actor[S]
+	fn func(*Proc, S, V)
+	v  V
+}
+
+func (t *sendAny[S, V]) hdr() *message  { return &t.message }
+func (t *sendAny[S, V]) actor() *core   { return &t.a.core }
+func (t *sendAny[S, V]) actorAny() any  { return t.a }
+func (t *sendAny[S, V]) handler() any   { return t.fn }
+func (t *sendAny[S, V]) answered() bool { return false }
+func (t *sendAny[S, V]) fail(error)     {}
+func (t *sendAny[S, V]) recycle() {
+	if t.finishedAlone(&t.a.core) {
+		freeExt(&t.message) // an observed message's figures go back to the system
+	}
+}
+
+func (t *sendAny[S, V]) run(p *Proc) {
+	t.fn(p, t.a.stateOf(p), t.v)
+	if a := p.a; a.grp != nil {
+		a.flags.And(^uint32(fHandling)) // as tell.run
+	}
 }

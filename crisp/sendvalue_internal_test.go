@@ -57,7 +57,8 @@ func TestSendsRideTheLaneWithTheirValues(t *testing.T) {
 
 // In a flood, a Send of a word or a pointer allocates nothing: the
 // entry is a slot and a value in the lane, and its message is one the
-// runner kept from an earlier Send of its kind (lane.vkeep).
+// runner kept from an earlier Send (lane.vkeep); nor does one sent on
+// its own, whose message comes from the stash.
 func TestAFloodsSendsAllocateNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -90,87 +91,112 @@ func TestAFloodsSendsAllocateNothing(t *testing.T) {
 		// WaitIdle's own: a Tell with a closure costs the same (2).
 		assert.LessOrEqual(t, allocs, 4.0, "%s: allocations for 100 Sends", c.name)
 	}
+
+	// Without a flood, one at a time to an idle actor: its message comes
+	// from the stash.
+	var n int
+	b := Spawn(sys, &n)
+	add := func(_ *Proc, s *int, v int) { *s += v }
+	Send(b, add, 1)
+	require.NoError(t, sys.WaitIdle(context.Background()))
+	allocs := testing.AllocsPerRun(100, func() {
+		Send(b, add, 1)
+		_ = sys.WaitIdle(context.Background())
+	})
+	assert.LessOrEqual(t, allocs, 2.0, "allocations for a Send and WaitIdle")
+	assert.Nil(t, b.core.lane.Load(), "a lane was made")
 }
 
 // A Send's message the runner keeps for the next one is cleared: no
 // value (a pointer would keep what it points at alive), handler,
-// deadline, arrival number or state of the last run stays; and a
-// message of another kind is never taken for it.
+// deadline, arrival number or state of the last run stays. The next
+// Send entry runs in it, whatever its value's type.
 func TestAKeptSendIsCleared(t *testing.T) {
 	a, open := heldActor(t)
 	p := "pointed"
 	Send(a, appendPointee, &p, Within(time.Hour))
 	open()
-	require.NoError(t, a.sys.WaitIdle(context.Background()))
-	k := keptSend[*[]string, *string](t, a)
-	assert.Nil(t, k.v, "the value stays reachable")
+	k := keptSend(t, a)
+	assert.Nil(t, k.p, "the value stays reachable")
+	assert.Zero(t, k.w)
 	assert.Nil(t, k.fn, "the handler stays reachable")
-	assert.Same(t, a, k.a)
-	assert.Equal(t, job(k), k.job)
+	assert.Equal(t, unsafe.Pointer(a), k.a)
 	m := &k.message
 	assert.Zero(t, m.state.Load())
 	assert.Zero(t, m.dk, "the deadline's key stays")
 	assert.Zero(t, m.seq)
 	assert.Nil(t, m.next)
 
-	// The next Send of its kind runs in it; one of another kind does not.
-	ran := make(chan *message, 2)
-	Send(a, func(p *Proc, _ *[]string, _ *string) { ran <- p.m }, &p)
-	assert.Same(t, m, <-ran, "the next Send of its kind did not run in the kept message")
-	Send(a, func(p *Proc, _ *[]string, _ int) { ran <- p.m }, 1)
-	assert.NotSame(t, m, <-ran, "a Send of another kind ran in the kept message")
+	// The next Send entries run in it, of its value type or another,
+	// each with its own value and job.
+	type run struct {
+		m *message
+		v string
+	}
+	ran := make(chan run, 1)
+	Send(a, func(p *Proc, _ *[]string, s *string) { ran <- run{p.m, *s} }, &p)
+	got := <-ran
+	assert.Same(t, m, got.m, "the next Send did not run in the kept message")
+	assert.Equal(t, "pointed", got.v)
 	require.NoError(t, a.sys.WaitIdle(context.Background()))
+	Send(a, func(p *Proc, _ *[]string, n int) { ran <- run{p.m, fmt.Sprint(n)} }, 42)
+	got = <-ran
+	assert.Same(t, m, got.m, "a Send of another value type did not run in the kept message")
+	assert.Equal(t, "42", got.v)
+	require.NoError(t, a.sys.WaitIdle(context.Background()))
+	_, isInt := keptSend(t, a).job.(*sendTell[*[]string, int])
+	assert.True(t, isInt, "the kept message's job is not the last Send's")
 
 	// A handler that panics leaves its message's handler and value set:
 	// keeping it clears them.
 	Send(a, func(*Proc, *[]string, *string) { panic("kept") }, &p)
-	require.NoError(t, a.sys.WaitIdle(context.Background()))
-	k = keptSend[*[]string, *string](t, a)
-	assert.Nil(t, k.v, "the panicking Send's value stays reachable")
+	k = keptSend(t, a)
+	assert.Nil(t, k.p, "the panicking Send's value stays reachable")
 	assert.Nil(t, k.fn, "the panicking handler stays reachable")
 }
 
-// keptSend returns the Send message of value type V that a's lane keeps
-// (on top of its stack), failing the test if it keeps none of that
-// kind.
-func keptSend[S, V any](t *testing.T, a *Actor[S]) *sendTell[S, V] {
+// keptSend waits until a's system is idle and returns the Send message
+// a's lane keeps for its next Send entry, failing the test if it keeps
+// none.
+func keptSend(t *testing.T, a *Actor[*[]string]) *sendMem {
 	t.Helper()
+	require.NoError(t, a.sys.WaitIdle(context.Background()))
 	a.core.mu.Lock()
 	defer a.core.mu.Unlock()
-	l := a.core.lane.Load()
-	require.NotNil(t, l.vkeep, "no finished Send was kept")
-	require.Equal(t, valKind(valueKind[S, V]{}), l.vkind, "the kept Sends are of another kind")
-	return (*sendTell[S, V])(unsafe.Pointer(l.vkeep))
+	k := a.core.lane.Load().vkeep
+	require.NotNil(t, k, "no finished Send was kept")
+	return k
 }
 
-// A lane keeps at most vkeepMax finished Sends, all of one kind: the
-// last finished one's.
-func TestALaneKeepsAFewSendsOfOneKind(t *testing.T) {
-	a, open := heldActor(t)
-	a.core.mu.Lock()
-	l := a.core.makeLane(laneMaker(a), unsafe.Pointer(a))
-	a.core.mu.Unlock()
-	a.core.mu.Lock()
-	for range vkeepMax + 3 {
-		t := &sendTell[*[]string, int]{a: a}
-		t.job = t
-		t.recycle()
-	}
-	assert.EqualValues(t, vkeepMax, l.vkept)
-	n := 0
-	for m := l.vkeep; m != nil; m = m.next {
-		n++
-	}
-	assert.Equal(t, vkeepMax, n)
-	other := &sendTell[*[]string, bool]{a: a}
-	other.job = other
-	other.recycle()
-	assert.Equal(t, valKind(valueKind[*[]string, bool]{}), l.vkind, "the last kind finished is not the one kept")
-	assert.EqualValues(t, 1, l.vkept)
-	assert.Same(t, &other.message, l.vkeep)
-	assert.Nil(t, l.vkeep.next, "a Send of another kind is kept among them")
-	a.core.mu.Unlock()
-	open()
+// A finished Send that its lane does not keep goes to the stash, cleared
+// of its use, and the next Send, to any actor, of any value type that a
+// pointer or a word holds, is made in it; a Send of another value is
+// not.
+func TestAFinishedSendServesTheNextFromTheStash(t *testing.T) {
+	onOneProcessor(t)
+	sys := NewSystem()
+	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+	var ran []string
+	a := Spawn(sys, &ran)
+	var n int
+	b := Spawn(sys, &n)
+	Send(a, appendValue[int], 1)
+	require.NoError(t, sys.WaitIdle(context.Background()))
+	st := stackOf(&sendStacks, func(x *sendMem) *sendMem { return (*sendMem)(unsafe.Pointer(x.next)) })
+	require.Len(t, st, 1, "the finished Send is not in the stash")
+	x := st[0]
+	assert.Nil(t, x.a)
+	assert.Nil(t, x.fn)
+	assert.Nil(t, x.p)
+	assert.Zero(t, x.w)
+	assert.Nil(t, x.job, "the job stays")
+
+	ms := make(chan *message, 1)
+	Send(b, func(p *Proc, s *int, v *string) { *s = len(*v); ms <- p.m }, new(string))
+	assert.Same(t, &x.message, <-ms, "the next Send was not made in the stashed one")
+	require.NoError(t, sys.WaitIdle(context.Background()))
+	Send(b, func(p *Proc, s *int, v string) { ms <- p.m }, "a string")
+	assert.NotSame(t, &x.message, <-ms, "a Send of a string was made in the stashed one")
 }
 
 // A Send with one Within joins the lane with its deadline: the

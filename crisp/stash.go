@@ -177,6 +177,63 @@ func putTell(x *tellMem) {
 	}
 }
 
+// sendStacks holds each processor's finished Send messages
+// (sendvalue.go), linked by their next: a stash of their own, for they
+// are larger than a Tell's.
+var (
+	sendStacks [64]stack[sendMem]
+	sendDepot  depot
+)
+
+// takeSend is takeTell for Send messages.
+func takeSend() *sendMem {
+	if p := ready.Pin(); p < len(sendStacks) {
+		s := &sendStacks[p]
+		raceAcquire(unsafe.Pointer(s))
+		if x := s.head; x != nil {
+			s.head = (*sendMem)(unsafe.Pointer(x.next))
+			s.n--
+			raceRelease(unsafe.Pointer(s))
+			ready.Unpin()
+			x.next = nil
+			return x
+		}
+		raceRelease(unsafe.Pointer(s))
+	}
+	ready.Unpin()
+	if sendDepot.n.Load() == 0 {
+		return nil
+	}
+	b := (*sendMem)(sendDepot.take())
+	if b == nil {
+		return nil
+	}
+	rest := (*sendMem)(unsafe.Pointer(b.next))
+	b.next = nil
+	refill(&sendStacks, rest)
+	return b
+}
+
+// putSend is putTell for a Send message, cleared of its use.
+func putSend(x *sendMem) {
+	var full *sendMem
+	if p := ready.Pin(); p < len(sendStacks) {
+		s := &sendStacks[p]
+		raceAcquire(unsafe.Pointer(s))
+		if s.n == stashBatch {
+			full, s.head, s.n = s.head, nil, 0
+		}
+		x.next = (*message)(unsafe.Pointer(s.head))
+		s.head = x
+		s.n++
+		raceRelease(unsafe.Pointer(s))
+	}
+	ready.Unpin()
+	if full != nil {
+		sendDepot.put(unsafe.Pointer(full))
+	}
+}
+
 // itemStacks holds each processor's policy items that messages no
 // longer need (giveItemBack), for messages that enter a policy's queue
 // (item). Under EDF and FIFO a message that is not plain (listed while
