@@ -149,9 +149,9 @@ type laneVal struct {
 }
 
 // laneSegSlots is the entries a segment holds: with its link and its
-// values' pointer, 2 KiB. A
-// flood's backlog costs one allocation per this many messages, and an
-// empty lane keeps one segment and at most one spare.
+// values' pointer, 2 KiB. A flood's backlog costs one allocation per
+// this many messages, and an empty lane keeps one segment and at most
+// one spare.
 const laneSegSlots = 127
 
 // laneSlot is one entry of a lane: a Tell's or a Send's handler, or a

@@ -17,8 +17,8 @@ import (
 // Where a Tell's handler is usually a closure, allocated per message
 // for what it captures, Send's fn can be one function for every
 // message, and v travels in the message. A Send whose v is a pointer,
-// map, channel or function, or a bool or number of at most 64 bits (of
-// a named type too), allocates nothing once the runtime has finished
+// map, channel or function, a bool or number of at most 64 bits (of a
+// named type too), or of a type of no size (struct{}), allocates nothing once the runtime has finished
 // messages of its size to reuse (a Tell's are reused the same way); in
 // a flood (its runner finds many messages waiting, see the package
 // documentation), with no option or with one Within, it queues 48 bytes.
@@ -107,10 +107,15 @@ const (
 )
 
 // laneWay returns how a Send's value of type V is held: a pointer, map,
-// channel or function in a pointer; a bool or number of at most 64 bits
-// in a word; anything else in neither.
+// channel or function in a pointer; a bool or number of at most 64 bits,
+// or a value of no size (struct{}), in a word; anything else in
+// neither.
 func laneWay[V any]() int {
-	switch reflect.TypeFor[V]().Kind() {
+	t := reflect.TypeFor[V]()
+	if t.Size() == 0 {
+		return wayWord
+	}
+	switch t.Kind() {
 	case reflect.Pointer, reflect.UnsafePointer, reflect.Map, reflect.Chan, reflect.Func:
 		return wayPointer
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,

@@ -42,11 +42,12 @@ func TestSendsRideTheLaneWithTheirValues(t *testing.T) {
 	Send(a, appendValue[int8], -7)                 // narrower than the word
 	Send(a, appendValue[map[string]int], nil)      // a nil map, in the pointer
 	Send(a, appendValue[complex64], complex(8, 9)) // a whole word
+	Send(a, appendValue[struct{}], struct{}{})     // no size: a word
 	l := a.core.lane.Load()
 	require.NotNil(t, l)
-	assert.EqualValues(t, 12, l.entries(), "every Send and the Tell are in the lane")
+	assert.EqualValues(t, 13, l.entries(), "every Send and the Tell are in the lane")
 	open()
-	assert.Equal(t, []string{"1", "pointed", "2.5", "told", "-3", "true", "a string", "[4 5]", "6ns", "-7", "map[]", "(8+9i)"},
+	assert.Equal(t, []string{"1", "pointed", "2.5", "told", "-3", "true", "a string", "[4 5]", "6ns", "-7", "map[]", "(8+9i)", "{}"},
 		ranInOrder(t, a))
 	a.core.mu.Lock()
 	defer a.core.mu.Unlock()
