@@ -7,33 +7,49 @@ import (
 	"github.com/crisprt/crisp/crisp"
 )
 
-type pinger struct{ r workload.Result }
+type pinger struct {
+	pong   *crisp.Actor[*ponger]
+	o      []crisp.SendOption
+	rounds int
+	done   chan<- workload.Result
+	r      workload.Result
+}
 
-// PingPong: a pinger and a stateless ponger; each message is a closure
-// that carries its number.
+type ponger struct {
+	ping *crisp.Actor[*pinger]
+	o    []crisp.SendOption
+}
+
+// onPingPongPing answers ping n with pong n.
+func onPingPongPing(_ *crisp.Proc, pg *ponger, n int) {
+	crisp.Send(pg.ping, onPingPongPong, n, pg.o...)
+}
+
+// onPingPongPong counts pong n and sends ping n+1 until the last.
+func onPingPongPong(_ *crisp.Proc, s *pinger, n int) {
+	s.r.Count++
+	s.r.Check += int64(n)
+	if n == s.rounds {
+		s.done <- s.r
+		return
+	}
+	crisp.Send(s.pong, onPingPongPing, n+1, s.o...)
+}
+
+// PingPong: a pinger and a ponger; each message is a Send of its
+// number to one handler.
 func (c Config) PingPong(ctx context.Context, t workload.Timer, p workload.PingPong) (r workload.Result, err error) {
 	sys := crisp.NewSystem()
 	defer shutdown(sys, &err)
 	o := c.opts()
 	done := make(chan workload.Result, 1)
 	t.StartTimer()
-	ping := crisp.Spawn(sys, &pinger{})
-	pong := crisp.Spawn(sys, struct{}{})
-	var send func(n int)
-	send = func(n int) {
-		crisp.Tell(pong, func(*crisp.Proc, struct{}) {
-			crisp.Tell(ping, func(_ *crisp.Proc, s *pinger) {
-				s.r.Count++
-				s.r.Check += int64(n)
-				if n == p.RoundTrips {
-					done <- s.r
-					return
-				}
-				send(n + 1)
-			}, o...)
-		}, o...)
-	}
-	send(1)
+	pi := &pinger{o: o, rounds: p.RoundTrips, done: done}
+	pg := &ponger{o: o}
+	ping := crisp.Spawn(sys, pi)
+	pg.ping = ping
+	pi.pong = crisp.Spawn(sys, pg)
+	crisp.Send(pi.pong, onPingPongPing, 1, o...)
 	r, err = workload.Await(ctx, done)
 	t.StopTimer()
 	return r, err

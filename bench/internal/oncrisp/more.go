@@ -267,11 +267,21 @@ func (c Config) Fib(ctx context.Context, t workload.Timer, p workload.Fib) (r wo
 type process struct {
 	id   int
 	next *crisp.Actor[*process]
+	o    []crisp.SendOption
 	done chan<- int
 }
 
-// Ring: one actor per process; a token is a closure carrying its hops
-// left.
+// hop takes a token with left hops to go, and passes it on.
+func hop(_ *crisp.Proc, pr *process, left int) {
+	if left == 0 {
+		pr.done <- pr.id
+		return
+	}
+	crisp.Send(pr.next, hop, left-1, pr.o...)
+}
+
+// Ring: one actor per process; a token is a Send of its hops left to
+// one handler (the ring's links are in the processes' states).
 func (c Config) Ring(ctx context.Context, t workload.Timer, p workload.Ring) (r workload.Result, err error) {
 	sys := crisp.NewSystem()
 	defer shutdown(sys, &err)
@@ -284,24 +294,14 @@ func (c Config) Ring(ctx context.Context, t workload.Timer, p workload.Ring) (r 
 		if workload.Cancelled(ctx, i) {
 			return r, ctx.Err()
 		}
-		procs[i] = process{id: i, done: done}
+		procs[i] = process{id: i, o: o, done: done}
 		ring[i] = crisp.Spawn(sys, &procs[i])
 	}
 	for i := range procs {
 		procs[i].next = ring[(i+1)%len(ring)]
 	}
-	var pass func(to *crisp.Actor[*process], left int)
-	pass = func(to *crisp.Actor[*process], left int) {
-		crisp.Tell(to, func(_ *crisp.Proc, pr *process) {
-			if left == 0 {
-				pr.done <- pr.id
-				return
-			}
-			pass(pr.next, left-1)
-		}, o...)
-	}
 	for i := range p.Tokens {
-		pass(ring[p.Start(i)], p.Hops)
+		crisp.Send(ring[p.Start(i)], hop, p.Hops, o...)
 	}
 	for range p.Tokens {
 		id, err := workload.Await(ctx, done)

@@ -36,9 +36,20 @@ func (c Config) Counting(ctx context.Context, t workload.Timer, p workload.Count
 type ringMember struct {
 	id   int
 	next *crisp.Actor[*ringMember]
+	o    []crisp.SendOption
+	done chan<- int
 }
 
-// ThreadRing: the token is a closure carrying its value.
+// passToken takes the token with value v and passes it on, v-1.
+func passToken(_ *crisp.Proc, m *ringMember, v int) {
+	if v == 0 {
+		m.done <- m.id
+		return
+	}
+	crisp.Send(m.next, passToken, v-1, m.o...)
+}
+
+// ThreadRing: the token is a Send of its value to one handler.
 func (c Config) ThreadRing(ctx context.Context, t workload.Timer, p workload.ThreadRing) (r workload.Result, err error) {
 	sys := crisp.NewSystem()
 	defer shutdown(sys, &err)
@@ -48,23 +59,13 @@ func (c Config) ThreadRing(ctx context.Context, t workload.Timer, p workload.Thr
 	members := make([]ringMember, p.Actors)
 	ring := make([]*crisp.Actor[*ringMember], p.Actors)
 	for i := range ring {
-		members[i].id = i
+		members[i] = ringMember{id: i, o: o, done: done}
 		ring[i] = crisp.Spawn(sys, &members[i])
 	}
 	for i := range members { // before any message: the sends publish it
 		members[i].next = ring[(i+1)%len(ring)]
 	}
-	var pass func(to *crisp.Actor[*ringMember], v int)
-	pass = func(to *crisp.Actor[*ringMember], v int) {
-		crisp.Tell(to, func(_ *crisp.Proc, m *ringMember) {
-			if v == 0 {
-				done <- m.id
-				return
-			}
-			pass(m.next, v-1)
-		}, o...)
-	}
-	pass(ring[0], p.Passes)
+	crisp.Send(ring[0], passToken, p.Passes, o...)
 	last, err := workload.Await(ctx, done)
 	t.StopTimer()
 	return workload.Result{Count: int64(last), Check: 1}, err
@@ -188,13 +189,40 @@ func (c Config) Chameneos(ctx context.Context, t workload.Timer, p workload.Cham
 }
 
 type bigActor struct {
-	id   int
-	self *crisp.Actor[*bigActor]
-	rnd  *rand.Rand
-	r    workload.Result
+	id     int
+	self   *crisp.Actor[*bigActor]
+	actors []*crisp.Actor[*bigActor]
+	rnd    *rand.Rand
+	pings  int
+	o      []crisp.SendOption
+	sink   chan<- workload.Result
+	r      workload.Result
 }
 
-// Big: a ping is a closure that answers its sender with a pong closure.
+// ping sends a ping, carrying its sender, to a random actor.
+func (b *bigActor) ping() {
+	crisp.Send(b.actors[b.rnd.IntN(len(b.actors))], onBigPing, b.self, b.o...)
+}
+
+// onBigPing answers a ping from an actor with a pong carrying its id.
+func onBigPing(_ *crisp.Proc, b *bigActor, from *crisp.Actor[*bigActor]) {
+	crisp.Send(from, onBigPong, b.id, b.o...)
+}
+
+// onBigPong counts a pong from actor id and pings again until the
+// pings are done.
+func onBigPong(_ *crisp.Proc, b *bigActor, id int) {
+	b.r.Count++
+	b.r.Check += int64(id)
+	if b.r.Count == int64(b.pings) {
+		b.sink <- b.r
+		return
+	}
+	b.ping()
+}
+
+// Big: a ping is a Send of its sender, answered by a Send of the
+// answering actor's id.
 func (c Config) Big(ctx context.Context, t workload.Timer, p workload.Big) (r workload.Result, err error) {
 	sys := crisp.NewSystem()
 	defer shutdown(sys, &err)
@@ -203,30 +231,12 @@ func (c Config) Big(ctx context.Context, t workload.Timer, p workload.Big) (r wo
 	t.StartTimer()
 	actors := make([]*crisp.Actor[*bigActor], p.Actors)
 	for i := range actors {
-		b := &bigActor{id: i, rnd: workload.NewRand(uint64(i))}
+		b := &bigActor{id: i, actors: actors, rnd: workload.NewRand(uint64(i)), pings: p.Pings, o: o, sink: sink}
 		b.self = crisp.Spawn(sys, b)
 		actors[i] = b.self
 	}
-	var ping func(b *bigActor)
-	pong := func(id int) func(*crisp.Proc, *bigActor) {
-		return func(_ *crisp.Proc, b *bigActor) {
-			b.r.Count++
-			b.r.Check += int64(id)
-			if b.r.Count == int64(p.Pings) {
-				sink <- b.r
-				return
-			}
-			ping(b)
-		}
-	}
-	ping = func(b *bigActor) {
-		from := b.self
-		crisp.Tell(actors[b.rnd.IntN(p.Actors)], func(_ *crisp.Proc, to *bigActor) {
-			crisp.Tell(from, pong(to.id), o...)
-		}, o...)
-	}
 	for _, a := range actors {
-		crisp.Tell(a, func(_ *crisp.Proc, b *bigActor) { ping(b) }, o...)
+		crisp.Tell(a, func(_ *crisp.Proc, b *bigActor) { b.ping() }, o...)
 	}
 	for range p.Actors {
 		br, err := workload.Await(ctx, sink)
