@@ -222,43 +222,62 @@ func (c Config) BankAwait(ctx context.Context, t workload.Timer, p workload.Bank
 }
 
 type fibActor struct {
+	sys     *crisp.System
+	self    *crisp.Actor[*fibActor]
+	parent  *crisp.Actor[*fibActor] // nil: the root, which answers on done
+	o       []crisp.SendOption
+	done    chan<- int64
 	pending int
 	sum     int64
-	reply   func(int64)
 }
 
-// Fib: every call is an actor spawned by its parent's handler; an actor
-// that has answered is idle and unreferenced, so it is garbage: crisp
-// needs no stop for it.
+// spawnFib spawns the actor of a call under parent (nil: the root) and
+// sends it n.
+func spawnFib(sys *crisp.System, parent *crisp.Actor[*fibActor], n int, o []crisp.SendOption, done chan<- int64) {
+	f := &fibActor{sys: sys, parent: parent, o: o, done: done}
+	f.self = crisp.Spawn(sys, f)
+	crisp.Send(f.self, fibCall, n, o...)
+}
+
+// fibCall computes fib(n): at once for n <= 2, else by two children.
+func fibCall(_ *crisp.Proc, f *fibActor, n int) {
+	if n <= 2 {
+		f.answer(1)
+		return
+	}
+	f.pending = 2
+	spawnFib(f.sys, f.self, n-1, f.o, f.done)
+	spawnFib(f.sys, f.self, n-2, f.o, f.done)
+}
+
+// fibAdd adds a child's answer, and answers once both are in.
+func fibAdd(_ *crisp.Proc, f *fibActor, v int64) {
+	f.sum += v
+	if f.pending--; f.pending == 0 {
+		f.answer(f.sum)
+	}
+}
+
+// answer sends v to the parent, or on done from the root.
+func (f *fibActor) answer(v int64) {
+	if f.parent == nil {
+		f.done <- v
+		return
+	}
+	crisp.Send(f.parent, fibAdd, v, f.o...)
+}
+
+// Fib: every call is an actor spawned by its parent's handler, sent its
+// n, and answering its parent with a Send; an actor that has answered
+// is idle and unreferenced, so it is garbage: crisp needs no stop for
+// it.
 func (c Config) Fib(ctx context.Context, t workload.Timer, p workload.Fib) (r workload.Result, err error) {
 	sys := crisp.NewSystem()
 	defer shutdown(sys, &err)
 	o := c.opts()
 	done := make(chan int64, 1)
-	var ask func(n int, reply func(int64))
-	ask = func(n int, reply func(int64)) {
-		a := crisp.Spawn(sys, &fibActor{reply: reply})
-		crisp.Tell(a, func(_ *crisp.Proc, f *fibActor) {
-			if n <= 2 {
-				f.reply(1)
-				return
-			}
-			self := a
-			add := func(v int64) {
-				crisp.Tell(self, func(_ *crisp.Proc, f *fibActor) {
-					f.sum += v
-					if f.pending--; f.pending == 0 {
-						f.reply(f.sum)
-					}
-				}, o...)
-			}
-			f.pending = 2
-			ask(n-1, add)
-			ask(n-2, add)
-		}, o...)
-	}
 	t.StartTimer()
-	ask(p.N, func(v int64) { done <- v })
+	spawnFib(sys, nil, p.N, o, done)
 	v, err := workload.Await(ctx, done)
 	t.StopTimer()
 	return workload.Result{Count: v}, err
