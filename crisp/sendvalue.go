@@ -32,57 +32,86 @@ func Send[S, V any](to Ref[S], fn func(p *Proc, s S, v V), v V, opts ...SendOpti
 	if fn == nil {
 		panic("crisp: Send with a nil handler")
 	}
-	way := wayOf[V]()
 	plain := a.plainSend(opts)
-	if way != wayNone {
-		if l := a.lane.Load(); l != nil || a.flags.Load()&fFlood != 0 {
-			if (plain || a.withinOnly(opts)) && laneSend(a, l, fn, v, way, opts) {
-				return
-			}
+	// The lane's tests written out, as in Tell; laneSend's arguments
+	// few, and the value's way not yet asked for: their room is in this
+	// frame, under every handler that sends (see sendOther).
+	if l := a.lane.Load(); l != nil || a.flags.Load()&fFlood != 0 {
+		var d time.Duration // none
+		if !plain && a.withinOnly(opts) {
+			d = time.Duration(opts[0].n)
+		}
+		if (plain || d > 0) && laneSend(a, fn, v, d) {
+			return
 		}
 	}
-	var m *message
+	way := wayOf[V]()
 	if way == wayNone {
-		var t *sendAny[S, V]
-		if a.itemized(opts) {
-			t = newWithItem[sendAny[S, V]]()
-			t.a, t.fn, t.v = a, fn, v
-		} else {
-			t = &sendAny[S, V]{a: a, fn: fn, v: v}
-		}
-		t.job = t
-		m = &t.message
+		sendOther(a, fn, v, opts)
+		return
+	}
+	t := newSend(a, fn, opts)
+	if way == wayPointer { // written in place: a pair of results is a pair of temporaries in this frame
+		t.p = *(*unsafe.Pointer)(unsafe.Pointer(&v))
 	} else {
-		t := newSend(a, fn, opts)
-		t.put(way, v)
-		m = &t.message
+		*(*V)(unsafe.Pointer(&t.w)) = v
 	}
 	switch {
 	case plain:
-		a.send(m)
+		a.send(&t.message)
 	case a.withinOnly(opts):
-		a.sendWithin(m, time.Duration(opts[0].n))
+		a.sendWithin(&t.message, time.Duration(opts[0].n))
 	default:
-		a.sendWith(m, opts)
+		a.sendWith(&t.message, opts)
 	}
 }
 
-// laneSend sends fn and v, a Send with no option or one Within
-// (withinOnly) whose value rides in a lane by way, through a's lane l,
-// or through a lane it makes if l is nil and a's runner has found a
-// flood (fFlood), and reports whether it did: not if the lane cannot
-// hold the deadline (withinKey) or refuses it (lane.push), or a has
-// stopped; the caller then sends it as a message.
-func laneSend[S, V any](a *Actor[S], l *lane, fn func(*Proc, S, V), v V, way int, opts []SendOption) bool {
+// sendOther is Send for a value that neither a pointer nor a word holds
+// (wayNone): its message is its own (sendAny). Apart from Send, whose
+// frame is under every handler that sends: a handler's sends run on its
+// runner's small stack (see stack_internal_test.go).
+//
+//go:noinline
+func sendOther[S, V any](a *Actor[S], fn func(*Proc, S, V), v V, opts []SendOption) {
+	var t *sendAny[S, V]
+	if a.itemized(opts) {
+		t = newWithItem[sendAny[S, V]]()
+		t.a, t.fn, t.v = a, fn, v
+	} else {
+		t = &sendAny[S, V]{a: a, fn: fn, v: v}
+	}
+	t.job = t
+	switch {
+	case a.plainSend(opts):
+		a.send(&t.message)
+	case a.withinOnly(opts):
+		a.sendWithin(&t.message, time.Duration(opts[0].n))
+	default:
+		a.sendWith(&t.message, opts)
+	}
+}
+
+// laneSend sends fn and v, a Send with no option (d == 0) or one
+// Within(d) (withinOnly, d > 0), through a's lane, or through a lane it makes if a has none (its
+// runner has found a flood), and reports whether it did: not if the
+// lane cannot hold the deadline (withinKey) or refuses it (lane.push),
+// or a has stopped, nor if v's type rides in no lane (wayNone); the
+// caller then sends it as a message.
+func laneSend[S, V any](a *Actor[S], fn func(*Proc, S, V), v V, d time.Duration) bool {
+	way := wayOf[V]()
+	if way == wayNone {
+		return false
+	}
 	c := &a.core
 	var k, since int64
-	if len(opts) == 1 {
+	if d > 0 {
 		var ok bool
 		since = c.sys.since()
-		if k, ok = withinKey(since, time.Duration(opts[0].n)); !ok {
+		if k, ok = withinKey(since, d); !ok {
 			return false
 		}
 	}
+	l := c.lane.Load()
 	if l == nil {
 		l = c.makeLane(laneMaker(a), unsafe.Pointer(a))
 	}
@@ -233,9 +262,6 @@ func newSend[S, V any](a *Actor[S], fn func(*Proc, S, V), opts []SendOption) *se
 	t.job = t
 	return t
 }
-
-// put holds v, whose type's way is way, in t.
-func (t *sendTell[S, V]) put(way int, v V) { t.p, t.w = encode(way, v) }
 
 func (t *sendTell[S, V]) hdr() *message  { return &t.message }
 func (t *sendTell[S, V]) actor() *core   { return &t.a.core }

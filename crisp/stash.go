@@ -204,6 +204,12 @@ func takeSend() *sendMem {
 	if sendDepot.n.Load() == 0 {
 		return nil
 	}
+	return takeSendBatch()
+}
+
+// takeSendBatch is takeTellBatch for Send messages: apart from takeSend,
+// whose frame is under every handler's Send.
+func takeSendBatch() *sendMem {
 	b := (*sendMem)(sendDepot.take())
 	if b == nil {
 		return nil
