@@ -124,17 +124,7 @@ func TestTheWatchdogMissesLaneEntriesAtTheirDeadline(t *testing.T) {
 	misses := make(chan *deadline.MissedError, 4)
 	mock := clock.NewMock()
 	mock.Set(mockAt)
-	sys := NewSystem(WithClock(mock), WithLogger(discard()))
-	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	var ran []string
-	a := Spawn(sys, &ran, WithMissHook(func(e *deadline.MissedError) { misses <- e }))
-	in, gate := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	open := func() { once.Do(func() { close(gate) }) }
-	defer open() // before Shutdown, which waits for the handler
-	Tell(a, func(*Proc, *[]string) { close(in); <-gate }, Detached())
-	<-in
-	a.core.flags.Or(fFlood)
+	a, open := heldActorWith(t, []Option{WithClock(mock)}, []ActorOption{WithMissHook(func(e *deadline.MissedError) { misses <- e })})
 	sent := mock.Now()
 	Tell(a, note("tell 10ms"), Within(10*time.Millisecond))
 	f := Call(a, func(*Proc, *[]string) (int, error) { return 1, nil }, Within(20*time.Millisecond))
@@ -157,8 +147,7 @@ func TestTheWatchdogMissesLaneEntriesAtTheirDeadline(t *testing.T) {
 	receive(t, misses) // the Call's, told to the hook too
 
 	open()
-	require.NoError(t, sys.WaitIdle(context.Background()))
-	assert.Equal(t, []string{"tell 1h"}, ran)
+	assert.Equal(t, []string{"tell 1h"}, ranInOrder(t, a))
 }
 
 // receive returns what c gives, or fails the test after ten seconds:

@@ -23,10 +23,16 @@ import (
 // test's end, before Shutdown).
 func heldActor(t *testing.T, opts ...Option) (*Actor[*[]string], func()) {
 	t.Helper()
+	return heldActorWith(t, opts, nil)
+}
+
+// heldActorWith is heldActor for an actor spawned with aopts.
+func heldActorWith(t *testing.T, opts []Option, aopts []ActorOption) (*Actor[*[]string], func()) {
+	t.Helper()
 	sys := NewSystem(append([]Option{WithLogger(discard())}, opts...)...)
 	t.Cleanup(func() { require.NoError(t, sys.Shutdown(context.Background())) })
 	var ran []string
-	a := Spawn(sys, &ran)
+	a := Spawn(sys, &ran, aopts...)
 	in, gate := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	open := func() { once.Do(func() { close(gate) }) }

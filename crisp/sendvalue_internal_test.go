@@ -208,17 +208,8 @@ func TestLaneSendsMissAndStopAsTellsDo(t *testing.T) {
 	dead := make(chan DeadLetter, 4)
 	mock := clock.NewMock()
 	mock.Set(mockAt)
-	sys := NewSystem(WithClock(mock), WithLogger(discard()), WithDeadLetters(func(d DeadLetter) { dead <- d }))
-	defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-	var ran []string
-	a := Spawn(sys, &ran, WithMissHook(func(e *deadline.MissedError) { misses <- e }))
-	in, gate := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	open := func() { once.Do(func() { close(gate) }) }
-	defer open()
-	Tell(a, func(*Proc, *[]string) { close(in); <-gate }, Detached())
-	<-in
-	a.core.flags.Or(fFlood)
+	a, open := heldActorWith(t, []Option{WithClock(mock), WithDeadLetters(func(d DeadLetter) { dead <- d })},
+		[]ActorOption{WithMissHook(func(e *deadline.MissedError) { misses <- e })})
 	sent := mock.Now()
 	Send(a, appendValue[int], 1, Within(10*time.Millisecond))
 	Send(a, appendValue[int], 2, Within(time.Hour))
@@ -240,7 +231,12 @@ func TestLaneSendsMissAndStopAsTellsDo(t *testing.T) {
 		assert.ErrorIs(t, d.Reason, ErrStopped)
 		assert.Contains(t, d.Message, "appendValue")
 	}
-	assert.Empty(t, ran)
+	require.NoError(t, a.sys.WaitIdle(context.Background()))
+	select {
+	case d := <-dead:
+		t.Errorf("a dead letter more: %v", d)
+	default:
+	}
 }
 
 // Sends and Calls from several senders to one flooded actor, of
