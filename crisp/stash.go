@@ -12,8 +12,8 @@ import (
 	"github.com/crisprt/crisp/policy"
 )
 
-// Stashes keep what the runtime has finished with, Tell messages and
-// policy items, for later uses, which take them instead of allocating.
+// Stashes keep what the runtime has finished with, Tell and Send
+// messages and policy items, for later uses, which take them instead of allocating.
 // Each processor has a stack of its own of each kind, used only while
 // the goroutine is pinned to that processor (ready.Pin), so without
 // atomics; a stack that fills hands its whole batch to its kind's depot,
@@ -35,12 +35,12 @@ import (
 // the flood's backlog is the allocation: the sender runs ahead of the
 // receivers, and every queued message is live at once.
 //
-// The two kinds have a fast path each, written out: one implementation
-// for both, generic or told apart by a constant argument, made
+// Each kind has its fast path written out: one implementation for Tells
+// and items, generic or told apart by a constant argument, made
 // throughput-4x100 15% slower as a whole process (20 alternations, AMD
 // EPYC; with the links as methods of a type parameter, called through
 // the generic dictionary, take and put were 14% of its CPU profile).
-// They share the depot.
+// They share the depot's code.
 const (
 	stashBatch = 64 // objects in a batch
 	depotMax   = 16 // batches a depot keeps; beyond, a full batch goes to the collector
