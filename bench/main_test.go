@@ -35,8 +35,10 @@ func TestRunWritesJSON(t *testing.T) {
 			assert.Positive(t, c.Median, "%s on %s", r.Workload, c.System)
 			assert.Len(t, c.Allocs, 2, "%s on %s: bytes allocated by each run", r.Workload, c.System)
 			assert.Len(t, c.GCs, 2, "%s on %s: collections during each run", r.Workload, c.System)
-			if c.System == "crisp" {
-				// Every crisp message is an allocation of its own.
+			if c.System == "crisp" && r.Workload == "bank" {
+				// Each transfer's closures, Call and future are allocations of
+				// their own: the figure counts them. (pingpong's Sends
+				// allocate nothing.)
 				assert.GreaterOrEqual(t, c.Allocs[0], uint64(r.Ops)*64, "%s on crisp: bytes allocated by a run of %d operations", r.Workload, r.Ops)
 			}
 		}
