@@ -428,15 +428,7 @@ func TestAKeptTellIsCleared(t *testing.T) {
 	assert.Same(t, a, k.a)
 	assert.Equal(t, job(k), k.job, "the job is not the Tell itself")
 	m := &k.message
-	assert.Zero(t, m.state.Load())
-	assert.Zero(t, m.dk, "the deadline's key stays")
-	assert.Zero(t, m.seq)
-	assert.Nil(t, m.next)
-	assert.Nil(t, m.prev)
-	assert.Nil(t, m.ext)
-	assert.False(t, m.linked || m.inQ || m.counted || m.resumed || m.ownItem)
-	assert.Zero(t, m.obs)
-	assert.Zero(t, m.dli)
+	assertKeptCleared(t, m)
 
 	// The next entry runs in it, with its own handler and no deadline.
 	type run struct {
@@ -455,6 +447,22 @@ func TestAKeptTellIsCleared(t *testing.T) {
 	Tell(a, func(*Proc, *[]string) { panic("kept") })
 	kept := keptTell(t, a, "the panicked Tell was not kept for the lane")
 	assert.Nil(t, (*tell[*[]string])(unsafe.Pointer(kept)).fn, "the panicking handler stays reachable")
+}
+
+// assertKeptCleared asserts that m, a message kept for its lane's next
+// entry, keeps nothing of its last run: no state, deadline, arrival
+// number, links, extension, flags or index.
+func assertKeptCleared(t *testing.T, m *message) {
+	t.Helper()
+	assert.Zero(t, m.state.Load())
+	assert.Zero(t, m.dk, "the deadline's key stays")
+	assert.Zero(t, m.seq)
+	assert.Nil(t, m.next)
+	assert.Nil(t, m.prev)
+	assert.Nil(t, m.ext)
+	assert.False(t, m.linked || m.inQ || m.counted || m.resumed || m.ownItem)
+	assert.Zero(t, m.obs)
+	assert.Zero(t, m.dli)
 }
 
 // keptTell waits until a's system is idle and returns the Tell a's lane

@@ -123,10 +123,7 @@ func TestAKeptSendIsCleared(t *testing.T) {
 	assert.Nil(t, k.fn, "the handler stays reachable")
 	assert.Equal(t, unsafe.Pointer(a), k.a)
 	m := &k.message
-	assert.Zero(t, m.state.Load())
-	assert.Zero(t, m.dk, "the deadline's key stays")
-	assert.Zero(t, m.seq)
-	assert.Nil(t, m.next)
+	assertKeptCleared(t, m)
 
 	// The next Send entries run in it, of its value type or another,
 	// each with its own value and job.
