@@ -303,15 +303,9 @@ func (l *lane) peek() (laneSlot, bool) {
 	return l.head.s[l.r], true
 }
 
-// val returns the value beside the entry peek returned, a Send's
-// (isVal): to be read before drop. Called with the actor's mu held.
-func (l *lane) val() laneVal { return l.head.v[l.r] }
-
-// drop takes the entry peek returned. Called with the actor's mu held.
+// drop takes the entry peek returned, which is not a Send's (pop takes
+// those, and their values). Called with the actor's mu held.
 func (l *lane) drop() {
-	if l.head.s[l.r].isVal() {
-		l.head.v[l.r] = laneVal{}
-	}
 	l.head.s[l.r] = laneSlot{}
 	l.r++
 	l.popped.Store(l.popped.Load() + 1)
@@ -325,7 +319,8 @@ func (l *lane) holds() bool { return l.pushed.Load() != l.popped.Load() }
 // a Send's. Called with the actor's mu held.
 func (l *lane) pop(s laneSlot) (v laneVal) {
 	if s.isVal() {
-		v = l.val()
+		v = l.head.v[l.r]
+		l.head.v[l.r] = laneVal{} // no value stays reachable from a spare segment
 	}
 	l.drop()
 	return v
