@@ -1,10 +1,11 @@
 // Package crisp runs actors whose messages carry start deadlines.
 //
-// An actor ([Spawn]) owns a state value and runs the handlers sent to
-// it, one at a time, in the order its policy chooses: earliest deadline
-// first unless [WithPolicy] says otherwise. [Call] sends a handler and
-// returns a [future.Future] of its result; [Tell] sends one without a
-// future, and [Send] one with a value for it; [Ask] and [AskWithin] send one and wait for its result, for a
+// An actor ([Spawn]; [SpawnEach] makes many at once) owns a state value
+// and runs the handlers sent to it, one at a time, in the order its
+// policy chooses: earliest deadline first unless [WithPolicy] says
+// otherwise. [Call] sends a handler and returns a [future.Future] of its
+// result; [Tell] sends one without a future, and [Send] one with a value
+// for it; [Ask] and [AskWithin] send one and wait for its result, for a
 // caller with nothing else to do meanwhile. A message may carry an
 // absolute start deadline ([Within], [By], or a context's deadline
 // through [Context]). A message that has not started when the clock

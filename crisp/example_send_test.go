@@ -48,6 +48,50 @@ func ExampleSend() {
 	// Output: 10
 }
 
+// SpawnEach makes many actors at once, one per state, in one
+// allocation: here a ring of five cells, each passing a token on to the
+// next until its hops run out.
+func ExampleSpawnEach() {
+	sys := crisp.NewSystem()
+	defer sys.Shutdown(context.Background())
+	cells := make([]*Cell, 5)
+	for i := range cells {
+		cells[i] = &Cell{id: i, done: make(chan int, 1)}
+	}
+	ring := crisp.SpawnEach(sys, cells)
+	for i, c := range cells {
+		c.next = ring[(i+1)%len(ring)]
+	}
+
+	crisp.Send(ring[0], pass, 12)
+	sys.WaitIdle(context.Background())
+	for _, c := range cells {
+		select {
+		case id := <-c.done:
+			fmt.Println("the token stopped at cell", id)
+		default:
+		}
+	}
+	// Output: the token stopped at cell 2
+}
+
+// Cell is one actor of a ring.
+type Cell struct {
+	id   int
+	next *crisp.Actor[*Cell]
+	done chan int
+}
+
+// pass hands the token to the next cell, or stops it there when no hops
+// are left.
+func pass(_ *crisp.Proc, c *Cell, hops int) {
+	if hops == 0 {
+		c.done <- c.id
+		return
+	}
+	crisp.Send(c.next, pass, hops-1)
+}
+
 // Meter sums readings.
 type Meter struct{ total int64 }
 

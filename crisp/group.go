@@ -314,7 +314,7 @@ func SpawnGroup[S any](sys *System, states []S, opts ...ActorOption) *Group[S] {
 	}
 	g := new(Group[S])
 	a := &g.a
-	a.init(sys, states[0], opts, "SpawnGroup")
+	a.init(sys, states[0], configFor[S](opts), "SpawnGroup")
 	gr := &group{states: make([]any, len(states))}
 	for i, s := range states[1:] {
 		gr.states[i+1] = s

@@ -526,7 +526,7 @@ func (a *Actor[S]) initLife(op string) {
 	if c.hooks&(hookBit(hookStopping)|hookBit(hookStopped)) != 0 {
 		lf.enroll() // Shutdown must reach it to run them
 	}
-	if c.idle > 0 && op == "Spawn" {
+	if c.idle > 0 && op != "SpawnGroup" {
 		a.flags.Or(fIdle)
 		a.armIdle()
 	}

@@ -480,6 +480,9 @@ func TestAZeroSystemPanicsClearly(t *testing.T) {
 	assert.PanicsWithValue(t, "crisp: SpawnGroup on a System not made by NewSystem", func() {
 		crisp.SpawnGroup(&zero, []*state{{}})
 	})
+	assert.PanicsWithValue(t, "crisp: SpawnEach on a System not made by NewSystem", func() {
+		crisp.SpawnEach(&zero, []*state{{}})
+	})
 	assert.PanicsWithValue(t, "crisp: Shutdown on a System not made by NewSystem", func() { _ = zero.Shutdown(ctx) })
 	assert.PanicsWithValue(t, "crisp: WaitIdle on a System not made by NewSystem", func() { _ = zero.WaitIdle(ctx) })
 	var nilSys *crisp.System
