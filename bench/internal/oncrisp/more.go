@@ -300,7 +300,9 @@ func hop(_ *crisp.Proc, pr *process, left int) {
 }
 
 // Ring: one actor per process; a token is a Send of its hops left to
-// one handler (the ring's links are in the processes' states).
+// one handler (the ring's links are in the processes' states). The
+// actors are made together (SpawnEach), as phony's processes embed
+// their inboxes in one slice.
 func (c Config) Ring(ctx context.Context, t workload.Timer, p workload.Ring) (r workload.Result, err error) {
 	sys := crisp.NewSystem()
 	defer shutdown(sys, &err)
@@ -308,14 +310,15 @@ func (c Config) Ring(ctx context.Context, t workload.Timer, p workload.Ring) (r 
 	done := make(chan int, p.Tokens)
 	t.StartTimer()
 	procs := make([]process, p.Processes)
-	ring := make([]*crisp.Actor[*process], p.Processes)
-	for i := range ring {
+	states := make([]*process, p.Processes)
+	for i := range procs {
 		if workload.Cancelled(ctx, i) {
 			return r, ctx.Err()
 		}
 		procs[i] = process{id: i, o: o, done: done}
-		ring[i] = crisp.Spawn(sys, &procs[i])
+		states[i] = &procs[i]
 	}
+	ring := crisp.SpawnEach(sys, states)
 	for i := range procs {
 		procs[i].next = ring[(i+1)%len(ring)]
 	}
