@@ -197,12 +197,24 @@ func (s *System) forgetRunner(p *Proc) {
 // goroutine counted already, the count going on from the one runner
 // to the next. Counting it at handOff and uncounting it at exit was
 // four read-modify-writes of process-wide counters per hop of a chain.
-// An actor held back is still busy (handOff's caller counts it in
-// System.busy), and a runner that holds one back is a counted goroutine
-// that takes it or leaves it to whoever took it out of the slot, so
-// neither WaitIdle nor Shutdown can miss it.
+// The busy count (System.busy) goes the same way: an actor held back is
+// not counted while in its slot, the busy unit of the runner whose
+// handler holds it standing for it (that runner holds its own actor
+// until it lets it go); the runner that goes on as it lets its own
+// actor go keeping its unit, which passes to it (core.exit), and
+// whoever else takes it out of its slot counts it, here. Every path on
+// which a runner lets its actor go counting the unit done (a stop, a
+// lifecycle pause, a suspension, a goroutine's end) starts the runner it
+// holds back first (flushHanded). With the count taken at handOff and
+// given back at every let-go, the two read-modify-writes of that one
+// counter per hop of a ring were up to a third of ring-1m's profile
+// (BENCHMARKS.md, thirty-eighth session). So neither WaitIdle nor
+// Shutdown can miss an actor held back: a runner that holds one back is
+// a counted goroutine, busy, that takes it or leaves it to whoever took
+// it out of the slot.
 func (a *core) startHeld() {
 	a.flags.And(^uint32(fHanded))
+	a.sys.busy.Add(1)
 	a.countRunner()
 	go a.run(nil)
 }

@@ -424,3 +424,47 @@ func waitAfterTell(t *testing.T, sys *System, opts ...SendOption) time.Duration 
 		Tell(b, func(*Proc, int) { close(done) }, opts...)
 	})
 }
+
+// A chain's hops leave the system's busy count alone: an actor held
+// back is counted by the unit of the runner that holds it, which passes
+// to it when that runner goes on as it (exit), so a handler that has
+// just woken the next actor sees one unit, its own. When someone else
+// starts the runner held back (here a second message to it), that one
+// counts it, and the holder's unit ends with its actor: the count comes
+// back to zero.
+func TestAHandOffPassesTheBusyUnitOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sys := NewSystem()
+		defer sys.Shutdown(context.Background())
+		const n = 20
+		ring := make([]*Actor[int], n)
+		for i := range ring {
+			ring[i] = Spawn(sys, i)
+		}
+		busy := make([]int64, n)
+		var hop func(p *Proc, i int)
+		hop = func(p *Proc, i int) {
+			if i+1 < n {
+				Tell(ring[i+1], func(p *Proc, j int) { hop(p, j) })
+			}
+			busy[i] = sys.busy.Load()
+		}
+		Tell(ring[0], func(p *Proc, i int) { hop(p, i) })
+		require.NoError(t, sys.WaitIdle(context.Background()))
+		for i, b := range busy {
+			assert.EqualValues(t, 1, b, "hop %d: the busy count after waking the next actor", i)
+		}
+		assert.Zero(t, sys.busy.Load())
+
+		a, b := Spawn(sys, 0), Spawn(sys, 0)
+		var inside int64
+		Tell(a, func(*Proc, int) {
+			Tell(b, func(*Proc, int) {}) // held back
+			Tell(b, func(*Proc, int) {}) // starts it: counted now
+			inside = sys.busy.Load()
+		})
+		require.NoError(t, sys.WaitIdle(context.Background()))
+		assert.EqualValues(t, 2, inside, "the holder's unit and the started runner's")
+		assert.Zero(t, sys.busy.Load(), "the holder's unit ended with its actor")
+	})
+}

@@ -419,6 +419,7 @@ func (a *core) quitLife(p *Proc) {
 		lf.stoppedRan = true
 		a.runHook(p, lf, hookStopped)
 	}
+	p.flushHanded() // the hook's runner held back, counted by this runner's unit until the release
 	// The system stays busy from here until the watchers' Tells are
 	// sent, so that WaitIdle cannot return between the release and them.
 	a.sys.busy.Add(1)

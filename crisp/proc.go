@@ -42,6 +42,7 @@ type Proc struct {
 	kept     uint8      // its actor's messages run since its handler held a runner back, which waits meanwhile (afterHanded)
 	nslot    uint8      // 1 + the processor slot that names this runner (noteRunner); 0 if none
 	answered bool       // the last message the runner ran was answered (a Call's): its caller may be waiting for the answer (convo.go)
+	xfer     bool       // the runner let its actor go keeping its busy unit, for the runner it held back (core.exit)
 }
 
 // procSize is the size of a Proc, which every runner goroutine has, and
@@ -145,7 +146,7 @@ func (p *Proc) reuse(a *core, g gid.ID) {
 	p.m, p.g, p.gw, p.x = nil, g, nil, nil
 	p.wake = park.Spot{}
 	p.epoch, p.batch, p.hslot, p.nslot, p.kept = 0, 0, 0, 0, 0
-	p.serve, p.done, p.selfWait, p.answered = false, false, false, false
+	p.serve, p.done, p.selfWait, p.answered, p.xfer = false, false, false, false, false
 	p.setActor(a)
 }
 

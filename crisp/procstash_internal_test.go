@@ -60,7 +60,7 @@ func TestAKeptProcIsReusedClean(t *testing.T) {
 	sys := NewSystem()
 	defer sys.Shutdown(t.Context())
 	a, b := Spawn(sys, 0), Spawn(sys, 0)
-	p := &Proc{a: &a.core, g: 42, batch: parkBatch + 1, hslot: 1, nslot: 1, kept: 3, serve: true, done: true, selfWait: true, answered: true}
+	p := &Proc{a: &a.core, g: 42, batch: parkBatch + 1, hslot: 1, nslot: 1, kept: 3, serve: true, done: true, selfWait: true, answered: true, xfer: true}
 	keepProc(&a.core, p)
 	require.Equal(t, []*Proc{p}, keptProcs(sys))
 	// What keepProc refuses (x, gw, epoch) and what a runner leaves (m,
@@ -68,7 +68,7 @@ func TestAKeptProcIsReusedClean(t *testing.T) {
 	// Proc must be added here (and to reuse).
 	p.m, p.gw, p.x, p.epoch = &message{}, &groupWorker{}, &procExtra{}, 3
 	p.wake.Expect()
-	require.Equal(t, 15, reflect.TypeFor[Proc]().NumField(), "a new field of Proc: set it above, clear it in reuse")
+	require.Equal(t, 16, reflect.TypeFor[Proc]().NumField(), "a new field of Proc: set it above, clear it in reuse")
 	q := newProc(&b.core)
 	require.Same(t, p, q)
 	assert.Equal(t, &Proc{a: &b.core, g: gid.Current()}, q)

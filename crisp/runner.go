@@ -397,20 +397,23 @@ func (a *core) startPlain() {
 		}
 		return
 	}
-	a.sys.busy.Add(1)
 	// An actor that has flooded (it has a lane) takes its work in
 	// batches beside its senders: held back, it waited for the sending
 	// handler's next message to it (counting 1.09x the time).
 	if a.lane.Load() == nil {
 		if held, old := a.handOff(); held {
+			// Held back, a is not counted busy: the unit of the runner
+			// whose handler holds it stands for it (handoff.go).
 			if old != nil { // held back before on this processor: it starts now
 				old.flags.And(^uint32(fHanded))
+				a.sys.busy.Add(1) // old's own count, as startHeld gives it
 				old.countRunner()
 				go old.run(nil)
 			}
 			return
 		}
 	}
+	a.sys.busy.Add(1)
 	a.countRunner()
 	go a.run(nil)
 }
@@ -591,6 +594,15 @@ func (a *core) exit(p *Proc) (next *core, same bool) {
 	if p.hslot != 0 {
 		next = a.sys.takeHanded(p)
 	}
+	switch {
+	case p.xfer: // a was let go keeping its busy unit: it is next's now
+		p.xfer = false
+		if next == nil { // taken by whoever started it, and counted
+			a.sys.busyDone()
+		}
+	case next != nil:
+		a.sys.busy.Add(1) // not a's: a let-go that counted a done
+	}
 	if next != nil && keepable(a, p) {
 		nslot := p.nslot
 		p.reuse(next, p.g)
@@ -657,6 +669,11 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 	keepFlood := false // a flood's runner lets its actor go without a linger: see floodNoLinger
 	for {
 		if f := a.flags.Load(); f&(fStopped|fLife) != 0 {
+			if p.hslot != 0 {
+				// These let the actor go with its busy unit: the runner
+				// held back, counted by that unit so far, starts on its own.
+				p.flushHanded()
+			}
 			if f&fStopped != 0 {
 				a.quit(p, first)
 				return nil, nil
@@ -710,7 +727,11 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 				a.flags.Or(fConvo)
 			}
 		case m == nil:
-			if a.release() {
+			// With a runner held back, the actor is let go keeping its
+			// busy unit, for that runner to go on with (exit).
+			xfer := p.hslot != 0
+			if a.letGo(!xfer) {
+				p.xfer = xfer
 				if keepFlood {
 					a.flags.Or(fFlood)
 				}
@@ -1004,7 +1025,13 @@ func (a *core) passOn() {
 // release gives up the actor and reports true, unless work arrived in
 // the meantime: then the actor is kept and release reports false. Called
 // with a.mu held.
-func (a *core) release() bool {
+func (a *core) release() bool { return a.letGo(true) }
+
+// letGo is release; done says whether the actor's busy unit ends with
+// it (System.busy). A runner that goes on as the runner it held back
+// lets its actor go keeping the unit, which passes to that runner
+// (exit).
+func (a *core) letGo(done bool) bool {
 	g := a.holder.Swap(0)
 	a.flags.And(^uint32(fActive | fHandling | fFlood))
 	// A sender that pushed before the store above saw the actor held and
@@ -1032,7 +1059,9 @@ func (a *core) release() bool {
 	if a.flags.Load()&fIdle != 0 {
 		a.armIdle()
 	}
-	a.sys.busyDone()
+	if done {
+		a.sys.busyDone()
+	}
 	return true
 }
 
