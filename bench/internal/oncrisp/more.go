@@ -286,6 +286,12 @@ func (c Config) Fib(ctx context.Context, t workload.Timer, p workload.Fib) (r wo
 type process struct {
 	id   int
 	next *crisp.Actor[*process]
+	ring *ringOf // what every process shares, once
+}
+
+// ringOf is what a ring's processes share: the send options and where
+// a token's last hop reports.
+type ringOf struct {
 	o    []crisp.SendOption
 	done chan<- int
 }
@@ -293,10 +299,10 @@ type process struct {
 // hop takes a token with left hops to go, and passes it on.
 func hop(_ *crisp.Proc, pr *process, left int) {
 	if left == 0 {
-		pr.done <- pr.id
+		pr.ring.done <- pr.id
 		return
 	}
-	crisp.Send(pr.next, hop, left-1, pr.o...)
+	crisp.Send(pr.next, hop, left-1, pr.ring.o...)
 }
 
 // Ring: one actor per process; a token is a Send of its hops left to
@@ -309,13 +315,14 @@ func (c Config) Ring(ctx context.Context, t workload.Timer, p workload.Ring) (r 
 	o := c.opts()
 	done := make(chan int, p.Tokens)
 	t.StartTimer()
+	shared := &ringOf{o: o, done: done}
 	procs := make([]process, p.Processes)
 	states := make([]*process, p.Processes)
 	for i := range procs {
 		if workload.Cancelled(ctx, i) {
 			return r, ctx.Err()
 		}
-		procs[i] = process{id: i, o: o, done: done}
+		procs[i] = process{id: i, ring: shared}
 		states[i] = &procs[i]
 	}
 	ring := crisp.SpawnEach(sys, states)
