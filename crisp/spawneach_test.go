@@ -3,9 +3,11 @@ package crisp_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -121,4 +123,44 @@ func TestSpawnEachOnAShutDownSystemAndWithNoStates(t *testing.T) {
 	live, _ := newSystem(t)
 	assert.Empty(t, crisp.SpawnEach[*state](live, nil))
 	assert.PanicsWithValue(t, "crisp: SpawnEach on a nil system", func() { crisp.SpawnEach(nil, []*state{{}}) })
+}
+
+// A SpawnEach block is one object: one of its actors referenced keeps
+// them all, and once none is, the system keeps none of them, after a
+// chain of Tells through the block (hand-offs from actor to actor).
+func TestAnUnreferencedSpawnEachBlockIsGarbage(t *testing.T) {
+	sys, _ := newSystem(t)
+	states := []*state{{}, {}, {}}
+	as := crisp.SpawnEach(sys, states)
+	next := as[1:]
+	var pass func(i int) func(*crisp.Proc, *state)
+	pass = func(i int) func(*crisp.Proc, *state) {
+		return func(_ *crisp.Proc, s *state) {
+			s.ran = append(s.ran, "token")
+			if i < len(next) {
+				crisp.Tell(next[i], pass(i+1))
+			}
+		}
+	}
+	crisp.Tell(as[0], pass(0))
+	waitIdle(t, sys)
+	for i, st := range states {
+		require.Equal(t, []string{"token"}, st.ran, "actor %d passed the token on", i)
+	}
+	w := weak.Make(as[0])
+	kept := as[2]
+	as, next, pass = nil, nil, nil
+	for range 3 {
+		runtime.GC()
+	}
+	assert.NotNil(t, w.Value(), "an actor of the block referenced keeps the block")
+	runtime.KeepAlive(kept)
+	// As in TestAnUnreferencedIdleActorIsGarbage: the last runner may
+	// still be on its way out, holding its actor; collect a bounded
+	// number of times.
+	for i := 0; i < 100 && w.Value() != nil; i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	assert.Nil(t, w.Value(), "the system kept a reference to an idle actor of the block")
 }
