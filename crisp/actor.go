@@ -305,8 +305,8 @@ func Spawn[S any](sys *System, state S, opts ...ActorOption) *Actor[S] {
 }
 
 // SpawnEach creates an actor on sys for each of states, in that order,
-// as Spawn would with opts, and returns them. The options are read once
-// and apply to every actor (a WithName names them all).
+// as [Spawn] would with opts, and returns them. The options are read
+// once and apply to every actor (a [WithName] names them all).
 //
 // The actors are made in one allocation, not one each, which is most of
 // what spawning many costs: 100,000 actors of a pointer state took less
@@ -317,7 +317,7 @@ func Spawn[S any](sys *System, state S, opts ...ActorOption) *Actor[S] {
 // one at a time.
 //
 // SpawnEach panics as Spawn does; on a system that has shut down, every
-// actor it returns fails its messages with ErrStopped.
+// actor it returns fails its messages with [ErrStopped].
 func SpawnEach[S any](sys *System, states []S, opts ...ActorOption) []*Actor[S] {
 	sys.check("SpawnEach")
 	all := make([]Actor[S], len(states))
