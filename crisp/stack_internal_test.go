@@ -345,8 +345,13 @@ func stackSystem(t *testing.T) *System {
 // is the deepest point. It is what Await's tuning reaches (coop.go:
 // awaitResolved; runner.go: runOne written out in run). Through park,
 // suspend and a closure, and with runOne's frame under every handler,
-// processes grew from 64 bytes on; on go1.26/amd64 they now grow from
-// 256 bytes on. A Call handler recursing in 80-byte frames, as ABS
+// processes grew from 64 bytes on; on go1.26/amd64 they grow from 208
+// bytes on (at 192, 79 of this test's 2,000 grew; at 208, all:
+// measured in the thirty-eighth session, at c834889 and after, where an
+// earlier note had said 256). The registration's waiter node and the
+// record under register are about as deep: calling register from
+// awaitResolved rather than under suspendStart, 48 bytes shallower,
+// moved nothing. A Call handler recursing in 80-byte frames, as ABS
 // Listing 1's recursiveM does (coop_test.go), awaits on the starting
 // stack three levels down and outgrows it four levels down (a throwaway
 // measure, BENCHMARKS.md, twenty-third session); recursiveM goes five.
