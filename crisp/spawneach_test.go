@@ -55,8 +55,12 @@ func TestSpawnEachActorsAreIndependentRunners(t *testing.T) {
 	started := make(chan struct{})
 	crisp.Tell(as[0], func(*crisp.Proc, *state) { close(started); <-release })
 	<-started
-	_, err := crisp.Call(as[1], record("while the first is held")).Get()
-	assert.NoError(t, err)
+	// A generous real-time bound: actors that shared a runner would wait
+	// for the first one's release for ever, and the test would hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := crisp.Call(as[1], record("while the first is held")).GetContext(ctx)
+	assert.NoError(t, err, "the second actor ran while the first was held")
 	close(release)
 	waitIdle(t, sys)
 }
