@@ -8,3 +8,6 @@ import "unsafe"
 // race.go).
 func raceAcquire(unsafe.Pointer) {}
 func raceRelease(unsafe.Pointer) {}
+
+// raceStackReserve is zero without the race detector (see race.go).
+const raceStackReserve = 0

@@ -13,3 +13,7 @@ import (
 // cannot see by itself.
 func raceAcquire(addr unsafe.Pointer) { runtime.RaceAcquire(addr) }
 func raceRelease(addr unsafe.Pointer) { runtime.RaceRelease(addr) }
+
+// raceStackReserve is how much more of a goroutine's stack the runtime
+// keeps free under the race detector: twice its usual 928 bytes.
+const raceStackReserve = 928

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/crisprt/crisp/future"
+	"github.com/crisprt/crisp/internal/gid"
 )
 
 // crisp keeps a new runner goroutine's frames within the stack Go starts
@@ -491,4 +492,72 @@ func TestAResolvingRunnerKeepsItsStartingStack(t *testing.T) {
 	left.Wait()
 	t.Logf("stacks moved: %d of %d resolving runners; %d of %d processes suspending with messages behind them", movedRunner.Load(), n, movedProcess.Load(), n)
 	assert.Less(t, movedRunner.Load(), int64(n/4), "runners whose Call resolved an awaited future outgrew their %d-byte starting stack: trim the frames on the resume path (see the comment at the top of stack_internal_test.go)", tunedStack)
+}
+
+// A process that suspends deeper than a 2 KiB stack allows has the
+// runner it starts for its actor's next work grow its stack first, with
+// nothing on it to copy (passOn, runGrown): the next process, as deep,
+// then suspends without moving its stack. A shallow process starts a
+// runner on the smallest stack, as every suspended process should keep
+// (BenchmarkSuspendedMemory). n processes of one actor, queued behind a
+// gate so that each suspends with the next waiting, read their stack's
+// size and whether it moved while they awaited.
+func TestADeepProcessStartsItsActorsNextRunnerGrown(t *testing.T) {
+	if !measuringStacks(t) {
+		return
+	}
+	const n = 200
+	for _, c := range []struct {
+		name   string
+		margin int
+		grown  bool
+	}{{"deep", 256, true}, {"shallow", 0, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			sys := stackSystem(t)
+			pr := future.NewPromise[int](nil)
+			var grown, moved atomic.Int64
+			await := func(p *Proc) {
+				if _, size, _ := gid.Stack(); size >= grownStack {
+					grown.Add(1)
+				}
+				here := stackAddr()
+				if _, err := Await(p, pr.Future()); err != nil {
+					t.Error(err)
+				}
+				if stackAddr() != here {
+					moved.Add(1)
+				}
+			}
+			a := Spawn(sys, 0)
+			gate := make(chan struct{})
+			Tell(a, func(*Proc, int) { <-gate })
+			for range n {
+				Tell(a, func(p *Proc, _ int) {
+					if c.margin == 0 {
+						await(p)
+						return
+					}
+					deeper(stackAddr(), c.margin, func() { await(p) })
+				})
+			}
+			close(gate)
+			require.NoError(t, sys.WaitIdle(context.Background())) // every process suspended
+			pr.Resolve(1, nil)
+			require.NoError(t, sys.WaitIdle(context.Background()))
+			t.Logf("%d of %d processes started on a grown stack; %d moved theirs while awaiting", grown.Load(), n, moved.Load())
+			if c.grown {
+				// The first process runs on the runner the gate's Tell
+				// started, and grows its stack as it suspends.
+				assert.GreaterOrEqual(t, grown.Load(), int64(n-1), "runners started by deep processes did not grow their stacks first")
+				assert.Less(t, moved.Load(), int64(n/4), "processes as deep as the one before them moved their stacks while awaiting")
+			} else {
+				assert.Zero(t, grown.Load(), "runners started by shallow processes grew their stacks")
+				// The first does: it folds the plain messages behind it into
+				// the policy's queue, allocated at its deepest point (see
+				// TestAResolvingRunnerKeepsItsStartingStack); a few more may
+				// for the runtime's slow paths.
+				assert.Less(t, moved.Load(), int64(n/4), "shallow processes moved their stacks while awaiting")
+			}
+		})
+	}
 }

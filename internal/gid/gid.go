@@ -23,6 +23,8 @@
 //     grows or shrinks, is not part of its g.
 //   - runtime.Stack's trace starts "goroutine N [", with N the number the
 //     runtime gives the goroutine, never reused.
+//   - A g begins with its stack's bounds, lo then hi (Stack reads them;
+//     the compiler's stack checks read stackguard0, the word after).
 //
 // Tests guard them, for both readings (the portable one on every
 // architecture), under the race detector in CI:
@@ -34,6 +36,11 @@
 // runtime.GC and a move to another OS thread. If one fails on a new Go
 // release, fix getg or fall back to the portable reading (gid_other.go)
 // on the architecture.
+//
+// Stack is only a measure: crisp uses it to choose how large a stack a
+// new runner starts with (a wrong reading costs time or memory, never a
+// wrong result). TestStackReadsTheGoroutinesOwnStack checks it against
+// frames of known size.
 package gid
 
 // ID identifies a live goroutine. The zero ID is no goroutine.
