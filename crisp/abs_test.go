@@ -188,8 +188,13 @@ func peak(f func()) uint64 {
 
 // BenchmarkABSListing1 reports time and peak memory (live heap and
 // stacks above the starting point) per style and N. N = 1,000,000 runs
-// only when CRISP_BENCH_BIG is set: it needs several GiB.
+// only when CRISP_BENCH_BIG is set: it needs several GiB. With
+// CRISP_BENCH_HOGS=n, n goroutines that never yield run beside every
+// style (as bench's -hogs).
 func BenchmarkABSListing1(b *testing.B) {
+	if n, _ := strconv.Atoi(os.Getenv("CRISP_BENCH_HOGS")); n > 0 {
+		defer startHogs(n)()
+	}
 	sizes := []int{2500, 100_000}
 	if os.Getenv("CRISP_BENCH_BIG") != "" {
 		sizes = append(sizes, 1_000_000)

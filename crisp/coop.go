@@ -96,8 +96,11 @@ func Await[T any](p *Proc, f *future.Future[T]) (T, error) {
 // starts at 2 KiB: through park, suspend and a closure, a process whose
 // handler's own frames took more than 64 bytes outgrew it there (go test
 // -bench ABSListing1: copying stacks was 19% of the Await style's
-// profile at N = 2,500); from here, one whose handler's frames take 256
-// (see stack_internal_test.go: awaitMargin).
+// profile at N = 2,500); from here, one whose handler's frames take
+// 208 bytes (see stack_internal_test.go: awaitMargin). A process deeper
+// still has the runner it starts for its actor's next work grow its
+// stack first, so that the next process as deep does not copy its
+// frames (passOn, deepSuspension).
 //
 // The process itself is the callback, not a closure naming this wait as
 // AwaitWithin's: an Await's registration never outlives it (the future

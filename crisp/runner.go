@@ -1035,7 +1035,7 @@ func (a *core) passOn() {
 // suspension goes deeper than the rest grows its stack there (at the
 // registration on the future, the deepest point), and the runtime then
 // copies every frame in use to a stack twice the size, looking up each
-// frame's pointer map: about 3.4 us for the 18 frames of ABS Listing 1's
+// frame's pointer map: about 3.4 us for the 17 frames of ABS Listing 1's
 // processes (recursiveM five levels down, abs_test.go), where the
 // same growth with two frames in use costs the allocation of the new
 // stack and little else. So passOn, on the suspending process's
@@ -1043,9 +1043,11 @@ func (a *core) passOn() {
 // deepSuspension is one whose actor runs deep processes, and the runner
 // it starts for the actor's next work, which will likely suspend as
 // deep, grows its stack as it starts (runGrown), with nothing on it to
-// copy. Measured (ABS Listing 1's Await, N = 2,500, AMD EPYC 2 vCPU, six
-// alternated runs of 20): 0.82 (0.73-0.89) of the time; stack copies
-// 17% of its profile before, 5% after (the new stacks' allocation).
+// copy. Measured (ABS Listing 1's Await, AMD EPYC 2 vCPU, test
+// binaries alternated; BENCHMARKS.md, thirty-ninth session): at N =
+// 2,500, 0.70 (0.65-0.89; 8) of the time, stack copies 17% of its
+// profile before, 5.5% after (the new stacks' allocation); at N =
+// 100,000, 0.88 (0.82-0.94; 4).
 // A shallower process starts its actor's next runner as before: most
 // suspended processes fit in 2 KiB, which is what a suspended process
 // costs (BenchmarkSuspendedMemory).

@@ -356,6 +356,9 @@ func stackSystem(t *testing.T) *System {
 // Listing 1's recursiveM does (coop_test.go), awaits on the starting
 // stack three levels down and outgrows it four levels down (a throwaway
 // measure, BENCHMARKS.md, twenty-third session); recursiveM goes five.
+// Processes that deep grow their stacks; the runners they start for
+// their actor's next work start grown (passOn, deepSuspension:
+// TestADeepProcessStartsItsActorsNextRunnerGrown).
 const awaitMargin = 192
 
 // A handler a few frames deep that Awaits a future not yet resolved must
