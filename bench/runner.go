@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
 	"runtime/trace"
@@ -107,7 +108,13 @@ const abandonGrace = workload.ShutdownTimeout + 10*time.Second
 // measure runs c's system, run, once and records its time, peak memory
 // or failure.
 func measure(parent context.Context, c *cell, run suite.Run, cfg *config, rep int, size workload.Size) {
-	runtime.GC() // each run starts from the live heap only
+	// Each run starts from the live heap only, with the free memory
+	// given back to the OS: every system then pays for the pages its
+	// run touches. After runtime.GC alone, a run took over memory that
+	// the run before it had freed, and ring-1m's crisp+dl, right after
+	// crisp, took 0.5x crisp's time in one sitting (crisp ran after
+	// phony, whose heap the scavenger had returned by then).
+	debug.FreeOSMemory()
 	before := readCounts()
 	ctx, cancel := context.WithTimeout(parent, cfg.timeout)
 	defer cancel()
