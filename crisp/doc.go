@@ -38,7 +38,10 @@
 // started it can no longer miss its deadline. A suspended Await holds
 // about 3 KB, nearly all of it its goroutine (a 2 KiB stack and the
 // runtime's descriptor); a pending Then about 160 bytes
-// (BenchmarkSuspendedMemory).
+// (BenchmarkSuspendedMemory). A handler that awaits deeper in its own
+// calls than 2 KiB allows holds a 4 KiB stack; once one has, its actor
+// starts the runners for its next work with 4 KiB, so that the next
+// such process does not copy its frames to a larger stack as it waits.
 //
 // # Groups
 //
