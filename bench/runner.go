@@ -110,10 +110,10 @@ const abandonGrace = workload.ShutdownTimeout + 10*time.Second
 func measure(parent context.Context, c *cell, run suite.Run, cfg *config, rep int, size workload.Size) {
 	// Each run starts from the live heap only, with the free memory
 	// given back to the OS: every system then pays for the pages its
-	// run touches. After runtime.GC alone, a run took over memory that
-	// the run before it had freed, and ring-1m's crisp+dl, right after
-	// crisp, took 0.5x crisp's time in one sitting (crisp ran after
-	// phony, whose heap the scavenger had returned by then).
+	// run touches, whatever ran before it. After runtime.GC alone, a run
+	// could take over memory the run before it had freed, and ring-1m's
+	// crisp+dl, right after crisp, took 0.5x crisp's time in one sitting,
+	// the same code (BENCHMARKS.md, thirty-ninth session).
 	debug.FreeOSMemory()
 	before := readCounts()
 	ctx, cancel := context.WithTimeout(parent, cfg.timeout)

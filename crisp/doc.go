@@ -39,10 +39,10 @@
 // about 3 KB, nearly all of it its goroutine (a 2 KiB stack and the
 // runtime's descriptor); a pending Then about 160 bytes
 // (BenchmarkSuspendedMemory). A handler that awaits deeper in its own
-// calls than 2 KiB allows holds a 4 KiB stack; as such a process
-// suspends, its actor starts the runner for its next work with 4 KiB,
-// so that the next process as deep does not copy its frames to a larger
-// stack as it waits.
+// calls than 2 KiB allows holds a 4 KiB stack; a runner its actor
+// starts for its next work as such a process suspends starts with 4
+// KiB, so that the next process as deep does not copy its frames to a
+// larger stack as it waits.
 //
 // # Groups
 //

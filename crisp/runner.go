@@ -1037,7 +1037,7 @@ func (a *core) passOn() {
 // copies every frame in use to a stack twice the size, looking up each
 // frame's pointer map: about 3.4 us for the 17 frames of ABS Listing 1's
 // processes (recursiveM five levels down, abs_test.go), where the
-// same growth with two frames in use costs the allocation of the new
+// same growth with a few frames in use costs the allocation of the new
 // stack and little else. So passOn, on the suspending process's
 // goroutine, looks at how deep it is: a process suspending deeper than
 // deepSuspension is one whose actor runs deep processes, and the runner
@@ -1048,6 +1048,7 @@ func (a *core) passOn() {
 // 2,500, 0.70 (0.65-0.89; 8) of the time, stack copies 17% of its
 // profile before, 5.5% after (the new stacks' allocation); at N =
 // 100,000, 0.88 (0.82-0.94; 4).
+//
 // A shallower process starts its actor's next runner as before: most
 // suspended processes fit in 2 KiB, which is what a suspended process
 // costs (BenchmarkSuspendedMemory).
@@ -1079,6 +1080,8 @@ const grownStack = 4096
 // 2 KiB stack grows the stack to 4 KiB (grownStack), and small enough
 // that 4 KiB is room for it: 1,536 bytes, between the 1,000 or so the
 // runtime leaves above its reserve and the 3,000 it leaves on 4 KiB.
+// Its argument and result index the array, so that the compiler keeps
+// it (and the frame).
 //
 //go:noinline
 func stretchStack(i int) byte {
