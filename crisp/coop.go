@@ -464,7 +464,7 @@ func (p *Proc) resumed() {
 	if p.m.obs != 0 {
 		p.a.observeResume(p.m)
 	}
-	p.a.beginHandler()
+	p.a.beginResumed()
 }
 
 // resume makes suspended process (or pending continuation) m ready, once:

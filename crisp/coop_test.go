@@ -132,6 +132,51 @@ func TestDeadlinesFailQueuedMessagesWhileOthersAreSuspended(t *testing.T) {
 	assert.Equal(t, "resumed", v)
 }
 
+// A message sent in the instant a process resumes (its actor handed to
+// it by the future's resolution, its goroutine not yet back in its
+// handler) finds no handler running, so its sender leaves its deadline
+// to the runner: the resumed process is that runner, and the watchdog
+// must fail the message at its deadline while the process runs on. The
+// promise is resolved, and the message sent, from the test's goroutine,
+// which runs on while the process's goroutine waits to be scheduled;
+// were the process back in its handler first, the sender itself would
+// have the message watched, and the test would pass without showing
+// anything: so it runs several times, half of them with a crowd of
+// plain messages sent first (more than the intake the process looks
+// through before queueing it whole).
+func TestAMessageSentAsAProcessResumesIsMissedAtItsDeadline(t *testing.T) {
+	for i := range 10 {
+		sys, mock := newSystem(t)
+		a := crisp.Spawn(sys, &state{})
+		pr := future.NewPromise[int](nil)
+		g := newGate()
+		crisp.Tell(a, func(p *crisp.Proc, _ *state) {
+			crisp.Await(p, pr.Future())
+			close(g.started)
+			<-g.release // holds the actor, resumed
+		})
+		waitIdle(t, sys) // suspended; nothing else to run
+		now := sys.Clock().Now()
+		pr.Resolve(1, nil)
+		for range i % 2 * 300 {
+			crisp.Tell(a, func(*crisp.Proc, *state) {})
+		}
+		late := crisp.Call(a, record("late"), crisp.Within(10*time.Millisecond))
+		<-g.started
+		mock.Add(10 * time.Millisecond)
+		select {
+		case <-late.Done():
+		case <-time.After(10 * time.Second): // a guard: the miss comes at once
+			g.open()
+			t.Fatal("the message was not missed at its deadline while the resumed process ran")
+		}
+		_, err := late.Get()
+		requireMissed(t, err, now.Add(10*time.Millisecond), now.Add(10*time.Millisecond))
+		g.open()
+		assert.Equal(t, []string(nil), ranOn(t, a), "a missed message never runs")
+	}
+}
+
 func TestASuspendedProcessIsNotFailedAtItsDeadline(t *testing.T) {
 	sys, mock := newSystem(t)
 	var misses atomic.Int32
