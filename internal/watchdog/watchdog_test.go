@@ -1054,3 +1054,25 @@ func TestExpiredCountsThePassesThatExpiredSomething(t *testing.T) {
 	}
 	assert.Equal(t, uint32(1), w.Expired(), "a pass that expired nothing counted")
 }
+
+// A watchdog that comes to hold many entries grows its heap by doubling:
+// a few allocations, not the dozens of append's quarter steps, whose
+// garbage (five times the final heap) cost a system watching one entry
+// per actor a collection.
+func TestTheHeapGrowsByDoubling(t *testing.T) {
+	mock, w := newMocked(t)
+	const n = 100_000
+	entries := make([]timeout, n)
+	now := mock.Now()
+	runs, i := 0, 0
+	allocs := testing.AllocsPerRun(1, func() {
+		if runs++; runs == 1 {
+			return // AllocsPerRun's warm-up: the heap is to grow in the measured run
+		}
+		for ; i < n; i++ {
+			w.Watch(&entries[i].Entry, &entries[i], now.Add(time.Hour+time.Duration(i)), now)
+		}
+	})
+	assert.Equal(t, n, i, "every entry watched in the measured run")
+	assert.LessOrEqual(t, allocs, 24.0, "allocations to watch %d entries (12 doublings from 64, and the timer's)", n)
+}
