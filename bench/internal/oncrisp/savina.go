@@ -118,74 +118,102 @@ func (c Config) ForkJoin(ctx context.Context, t workload.Timer, p workload.ForkJ
 
 type mall struct {
 	meetings, want int
-	waiting        *crisp.Actor[*chameneo]
+	waiting        meeting
 	r              workload.Result
+	all            []*crisp.Actor[*chameneo] // by id
+	o              []crisp.SendOption
+	done           chan<- workload.Result
 }
 
 type chameneo struct {
-	self     *crisp.Actor[*chameneo]
+	id       int
+	all      []*crisp.Actor[*chameneo] // by id
+	mall     *crisp.Actor[*mall]
 	color    int
 	meetings int64
+	o        []crisp.SendOption
 }
 
-// Chameneos: the mall pairs requests and hands the first creature a
-// closure to meet the second.
+// meeting is a creature's request to the mall, and the pairing the mall
+// hands the first creature of a pair: the other creature's id and its
+// colour, in one word (id<<2 | colour), so that a Send carries it
+// without allocating; 0 is none (ids start at 1).
+type meeting int
+
+func meetingOf(id, color int) meeting { return meeting(id<<2 | color) }
+
+func (m meeting) id() int    { return int(m) >> 2 }
+func (m meeting) color() int { return int(m) & 3 }
+
+// Chameneos: the mall pairs requests and hands the first creature of a
+// pair the second's request. Every message is a crisp.Send of a word to
+// a handler that is one function for all messages of its kind, as in
+// pingpong and big: none allocates (with a closure a message, 232 bytes
+// a meeting and 16 collections a run).
 func (c Config) Chameneos(ctx context.Context, t workload.Timer, p workload.Chameneos) (r workload.Result, err error) {
 	sys := crisp.NewSystem()
 	defer shutdown(sys, &err)
 	o := c.opts()
 	done := make(chan workload.Result, 1)
 	t.StartTimer()
-	theMall := crisp.Spawn(sys, &mall{want: p.Meetings})
-	var ask func(ch *chameneo)
-	// meet runs on the waiting creature: it takes the complement colour,
-	// passes it to its partner, and both ask again.
-	meet := func(partner *crisp.Actor[*chameneo], partnerColor int) func(*crisp.Proc, *chameneo) {
-		return func(_ *crisp.Proc, ch *chameneo) {
-			ch.color = workload.Complement(ch.color, partnerColor)
-			ch.meetings++
-			color := ch.color
-			crisp.Tell(partner, func(_ *crisp.Proc, other *chameneo) {
-				other.color = color
-				other.meetings++
-				ask(other)
-			}, o...)
-			ask(ch)
-		}
+	all := make([]*crisp.Actor[*chameneo], p.Chameneos+1)
+	theMall := crisp.Spawn(sys, &mall{want: p.Meetings, all: all, o: o, done: done})
+	for id := 1; id <= p.Chameneos; id++ {
+		all[id] = crisp.Spawn(sys, &chameneo{id: id, all: all, color: (id - 1) % 3, mall: theMall, o: o})
 	}
-	exit := func(_ *crisp.Proc, ch *chameneo) {
-		meetings := ch.meetings
-		crisp.Tell(theMall, func(_ *crisp.Proc, m *mall) {
-			m.r.Count += meetings
-			m.r.Check++
-			if m.r.Check == int64(p.Chameneos) {
-				done <- m.r
-			}
-		}, o...)
-	}
-	ask = func(ch *chameneo) {
-		from, color := ch.self, ch.color
-		crisp.Tell(theMall, func(_ *crisp.Proc, m *mall) {
-			switch {
-			case m.meetings >= m.want:
-				crisp.Tell(from, exit, o...)
-			case m.waiting == nil:
-				m.waiting = from
-			default:
-				m.meetings++
-				crisp.Tell(m.waiting, meet(from, color), o...)
-				m.waiting = nil
-			}
-		}, o...)
-	}
-	for i := range p.Chameneos {
-		ch := &chameneo{color: i % 3}
-		ch.self = crisp.Spawn(sys, ch)
-		crisp.Tell(ch.self, func(_ *crisp.Proc, ch *chameneo) { ask(ch) }, o...)
+	for _, ch := range all[1:] {
+		crisp.Send(ch, onChameneoStart, struct{}{}, o...)
 	}
 	r, err = workload.Await(ctx, done)
 	t.StopTimer()
 	return r, err
+}
+
+// ask asks the mall for a partner.
+func (ch *chameneo) ask() { crisp.Send(ch.mall, onMallRequest, meetingOf(ch.id, ch.color), ch.o...) }
+
+func onChameneoStart(_ *crisp.Proc, ch *chameneo, _ struct{}) { ch.ask() }
+
+// onMallRequest pairs a request with the one waiting, or keeps it
+// waiting, or, once the meetings are done, sends the creature home.
+func onMallRequest(_ *crisp.Proc, m *mall, req meeting) {
+	switch {
+	case m.meetings >= m.want:
+		crisp.Send(m.all[req.id()], onChameneoExit, struct{}{}, m.o...)
+	case m.waiting == 0:
+		m.waiting = req
+	default:
+		m.meetings++
+		crisp.Send(m.all[m.waiting.id()], onChameneoMeet, req, m.o...)
+		m.waiting = 0
+	}
+}
+
+// onChameneoMeet runs on the waiting creature: it takes the complement
+// colour, passes it to its partner, and both ask again.
+func onChameneoMeet(_ *crisp.Proc, ch *chameneo, partner meeting) {
+	ch.color = workload.Complement(ch.color, partner.color())
+	ch.meetings++
+	crisp.Send(ch.all[partner.id()], onChameneoMet, ch.color, ch.o...)
+	ch.ask()
+}
+
+func onChameneoMet(_ *crisp.Proc, ch *chameneo, color int) {
+	ch.color = color
+	ch.meetings++
+	ch.ask()
+}
+
+func onChameneoExit(_ *crisp.Proc, ch *chameneo, _ struct{}) {
+	crisp.Send(ch.mall, onMallExited, ch.meetings, ch.o...)
+}
+
+func onMallExited(_ *crisp.Proc, m *mall, meetings int64) {
+	m.r.Count += meetings
+	m.r.Check++
+	if m.r.Check == int64(len(m.all)-1) {
+		m.done <- m.r
+	}
 }
 
 type bigActor struct {
