@@ -1110,7 +1110,7 @@ func (w *Watchdog) renewAll(rs []renewal) {
 // bytes, one per actor, watched for an hour) left about five times the
 // final heap behind as garbage, 47 bytes allocated a hop against 24
 // without deadlines, and a second collection a run, which ran across
-// the ring's hops with every send paying the write barrier (10% of the
+// the ring's hops with every send paying the write barrier (7.5% of the
 // CPU profile). Doubling: 35 bytes a hop, one collection; whole process
 // CPU time 0.78 (0.71-0.98; 8 pairs) of before (AMD EPYC 2 vCPU,
 // BENCHMARKS.md, fortieth session).
