@@ -32,7 +32,11 @@ import (
 //   - work arrives (start, called by senders and resumed processes);
 //   - the actor is stopped (stop) or the system shuts down;
 //   - every actor the system holds is parked (busyDone, parkLinger):
-//     nobody is left to send, the system is going idle;
+//     nobody is left to send, the system is going idle (but a lone
+//     actor's runner that answered a caller beside code that never
+//     yields parks for that caller's next Call: parkLinger);
+//   - a goroutine waits for the system to go idle (WaitIdle), and every
+//     actor held is parked;
 //   - it has been parked for parkSweep to 2*parkSweep of real time
 //     (sweepParked): a partner that went quiet while the rest of the
 //     system stays busy does not keep it. Real time, not the system's
@@ -94,19 +98,25 @@ func (a *core) mayPark() bool {
 // held, the partner is not an actor (a goroutine calling and getting),
 // or there is none: it lingers as usual, with grace; but beside code
 // that never yields (ready.Busy), after answering a Call with no other
-// actor held or parked, it does not linger at all, and the runner
-// exits. There a caller parks rather than spins (future's spin),
-// so its next Call starts a runner on its processor (a new goroutine
-// goes to the processor's next slot, where it runs as soon as the
-// caller parks, in the caller's time slice), and the runner's answer
+// actor held or parked, it parks, though every actor held is then
+// parked: the caller is not an actor and will likely call again. There a
+// caller parks rather than spins (future's spin), and its next Call
+// wakes the runner into its processor's next slot, where it runs as soon
+// as the caller parks, in the caller's time slice; the runner's answer
 // wakes the caller into that slot in turn: no trip through a run queue.
 // A lingering runner instead yields to its processor's queue, and each
 // trip back moves the processor on toward its turn to run a preempted
 // CPU-bound goroutine for a whole time slice: bench's request-reply
 // (quick, beside two such goroutines, 8 alternations) took 431 ms with
-// callers parking and runners lingering, 116 ms with runners exiting.
-// After a Tell the partner is an actor whose runner has exited, and
-// lingering stays: exiting there too made pingpong 59 -> 76 ms.
+// callers parking and runners lingering, 116 ms with runners exiting
+// (each Call then started a goroutine in that slot), and parked runners
+// took 0.71 (0.67-0.75; 4 pairs, all suite) of exiting ones' time
+// (BENCHMARKS.md, fortieth session). Such a park does not keep WaitIdle
+// waiting for the sweep: a runner does not park so while a goroutine
+// waits for the system to go idle, and WaitIdle dismisses one that
+// parked before it looked (System.waitIdle). After a Tell the partner is
+// an actor whose runner has exited, and lingering stays: exiting there
+// too made pingpong 59 -> 76 ms.
 //
 // After a Tell with one other actor held (a pair: its partner), it
 // neither yields nor parks, on any machine: it lets its actor go, and the
@@ -127,12 +137,15 @@ func (a *core) mayPark() bool {
 func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	s := a.sys
 	others := s.busy.Load() - s.parkedN.Load() - 1 // held, not parked, not a
+	// alone: a lone actor that answered a caller, beside code that never
+	// yields.
+	alone := false
 	switch {
 	case others <= 0:
-		if ready.Busy() && p.answered && s.parkedN.Load() == 0 {
-			return 0
+		if !(ready.Busy() && p.answered && s.parkedN.Load() == 0) {
+			return a.linger(grace)
 		}
-		return a.linger(grace)
+		alone = true
 	case !p.answered && others == 1: // a pair, after a Tell: let go, for a hand-off
 		a.flags.And(^uint32(fConvo))
 		return 0
@@ -150,7 +163,15 @@ func (a *core) parkLinger(p *Proc, c *coopState, grace int) int {
 	// lock is held until a is in it, so that a dismissal that saw the
 	// count finds it there.
 	n := s.parkedN.Add(1)
-	if a.arrived() || s.busy.Load() <= n || s.closed.Load() {
+	// Every actor held would be parked: nobody would wake them, unless
+	// the caller a lone actor answered does, as it likely will. It parks
+	// then, unless a goroutine waits for the system to go idle (WaitIdle
+	// dismisses what parked before it looked: waitIdle).
+	idle := s.busy.Load() <= n
+	if alone {
+		idle = s.waiting.Load() > 0
+	}
+	if a.arrived() || idle || s.closed.Load() {
 		s.parkedN.Add(-1)
 		pl.mu.Unlock()
 		if a.arrived() {

@@ -445,38 +445,59 @@ func TestAPairsRunnerLetsItsActorGoAfterATell(t *testing.T) {
 
 // Beside code that never yields, a runner in a conversation that has
 // answered a Call, with no other actor held or parked (its partner a
-// goroutine that calls and gets), neither parks nor lingers: it lets its
-// actor go at once, so that the caller's next Call starts a runner in
-// its own processor's next slot. After a Tell, or on a quiet machine, it
-// lingers, as it always did.
-func TestOnABusyMachineARunnerThatAnsweredACallLetsItsActorGo(t *testing.T) {
+// goroutine that calls and gets), parks rather than lingers: the
+// caller's next Call wakes it into the caller's processor, with no new
+// goroutine, and WaitIdle dismisses it rather than wait for the sweep.
+// After a Tell, or on a quiet machine, it lingers, as it always did.
+func TestOnABusyMachineARunnerThatAnsweredACallParks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sys := NewSystem()
 		defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
 		a := Spawn(sys, 0)
-		// lingered sends a message in a conversation (a Call or a Tell)
-		// and reports whether its runner lingered (in vain) before it
-		// exited.
-		lingered := func(call bool) bool {
-			return lingeredAfter(t, sys, a, func() {
-				a.flags.Or(fConvo)
-				if call {
-					v, err := Call(a, func(*Proc, int) (int, error) { return 7, nil }).Get()
-					require.NoError(t, err)
-					require.Equal(t, 7, v)
-				} else {
-					Tell(a, func(*Proc, int) {})
-				}
-			})
+		call := func() {
+			t.Helper()
+			v, err := Call(a, func(*Proc, int) (int, error) { return 7, nil }).Get()
+			require.NoError(t, err)
+			require.Equal(t, 7, v)
+		}
+		// parkedRunner reports a's parked runner's Proc, or nil.
+		parkedRunner := func() *Proc {
+			if a.flags.Load()&fParked == 0 {
+				return nil
+			}
+			return a.coop.park.p
 		}
 
 		ready.SetBusy(true)
-		assert.False(t, lingered(true), "busy, a Call answered: the runner did not linger")
-		assert.True(t, lingered(false), "busy, after a Tell: the runner lingered")
+		a.flags.Or(fConvo)
+		call()
+		synctest.Wait()
+		first := parkedRunner()
+		require.NotNil(t, first, "busy, a Call answered: the runner parked")
+		assert.Equal(t, int64(1), sys.gor.Load())
+		call()
+		synctest.Wait()
+		assert.Same(t, first, parkedRunner(), "the next Call woke it, and it parked again")
+		assert.Equal(t, int64(1), sys.gor.Load(), "no other runner started")
+
+		before := time.Now() // the bubble's clock: it moves only once every goroutine waits
+		require.NoError(t, sys.WaitIdle(context.Background()))
+		assert.Equal(t, before, time.Now(), "WaitIdle did not wait for the sweep")
+		synctest.Wait()
+		assert.Nil(t, parkedRunner(), "WaitIdle dismissed it")
+		assert.Zero(t, sys.gor.Load(), "and it exited")
+
+		assert.True(t, lingeredAfter(t, sys, a, func() {
+			a.flags.Or(fConvo)
+			Tell(a, func(*Proc, int) {})
+		}), "busy, after a Tell: the runner lingered")
 
 		release := ready.HoldQuiet()
 		defer release()
-		assert.True(t, lingered(true), "quiet, a Call answered: the runner lingered")
+		assert.True(t, lingeredAfter(t, sys, a, func() {
+			a.flags.Or(fConvo)
+			call()
+		}), "quiet, a Call answered: the runner lingered")
 	})
 }
 

@@ -310,7 +310,20 @@ func (s *System) Clock() clock.Clock { return s.clk }
 // Add, then WaitIdle, then look at the results.
 func (s *System) WaitIdle(ctx context.Context) error {
 	s.check("WaitIdle")
-	return s.waitFor(ctx, s.idle, nil)
+	return s.waitFor(ctx, s.waitIdle, nil)
+}
+
+// waitIdle is idle for WaitIdle: a runner parked where every actor held
+// is parked (a lone actor answering its caller on a busy machine:
+// parkLinger) is dismissed first, so that WaitIdle does not wait for the
+// sweep. waitFor counts its caller in s.waiting before it calls this,
+// and such a runner does not park while s.waiting is above zero: one of
+// the two sees the other.
+func (s *System) waitIdle() bool {
+	if s.parkedN.Load() > 0 {
+		s.parkIdle()
+	}
+	return s.idle()
 }
 
 // idle reads the watchdog before the busy count: a batch the watchdog is
