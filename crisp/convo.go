@@ -112,7 +112,7 @@ func (a *core) mayPark() bool {
 // (each Call then started a goroutine in that slot), and parked runners
 // took 0.71 (0.67-0.75; 4 pairs, all suite) of exiting ones' time
 // (BENCHMARKS.md, fortieth session). Such a park does not keep WaitIdle
-// waiting for the sweep: a runner does not park so while a goroutine
+// waiting for the sweep: the runner does not park while a goroutine
 // waits for the system to go idle, and WaitIdle dismisses one that
 // parked before it looked (System.waitIdle). After a Tell the partner is
 // an actor whose runner has exited, and lingering stays: exiting there

@@ -977,10 +977,10 @@ func (a *core) queueArrivals() {
 // will find it, and only makes sure the watchdog covers its deadlines
 // (watchArrivals). A process resumes as deep in its goroutine's stack
 // as it suspended, and queueing there, through the policy's push, took
-// a process that suspended 700 bytes deep past the 2 KiB its goroutine
-// started with: in bank (Await), that was 0.15 s of the 0.35 s spent
-// growing stacks in a 6.2 s CPU profile (and a grown stack is freed as
-// its goroutine ends, not kept for the next). Measured (AMD EPYC 2
+// processes as shallow as bank's past the 2 KiB their goroutines
+// started with: in bank (Await), 0.15 s of the 0.35 s spent growing
+// stacks in a 6.2 s CPU profile (and a grown stack is freed as its
+// goroutine ends, not kept for the next). Measured (AMD EPYC 2
 // vCPU, BENCHMARKS.md, fortieth session): ABS Listing 1's Await 0.96
 // of the time at N = 2,500 and at 100,000; bank unchanged. Called
 // without a.mu.
