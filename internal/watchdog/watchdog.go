@@ -1109,9 +1109,10 @@ func (w *Watchdog) renewAll(rs []renewal) {
 // handler once (bench's ring-100k with deadlines: 100,000 entries of 40
 // bytes, one per actor, watched for an hour) left about five times the
 // final heap behind as garbage, 47 bytes allocated a hop against 24
-// without deadlines, and a second collection a run, which ran across
-// the ring's hops with every send paying the write barrier (7.5% of the
-// CPU profile). Doubling: 35 bytes a hop, one collection; whole process
+// without deadlines, and a second collection a run (the write barriers
+// it turns on, 7.5% of the CPU profile, are absent without deadlines:
+// that they are this collection's is inferred). Doubling: 35 bytes a
+// hop, one collection; whole process
 // CPU time 0.78 (0.71-0.98; 8 pairs) of before (AMD EPYC 2 vCPU,
 // BENCHMARKS.md, fortieth session).
 func (w *Watchdog) push(s slot) {
