@@ -1012,28 +1012,29 @@ func (a *core) watchArrivals() {
 	// it, and only a holder of a.mu takes it, but for a stopped actor's
 	// (intakePush), ruled out above.
 	var first *message
+	queue := false // queue the intake, as queueArrivals does
 	n := 0
 	for m := a.intake.Load(); m != nil; m = m.next {
 		if n++; n > arrivalsWalk {
-			a.drain()
-			a.watchQueued()
-			a.unlock()
-			return
+			queue = true
+			break
 		}
 		if m.dk != 0 && (first == nil || m.dk < first.dk) {
 			first = m
 		}
 	}
-	a.watchQueued()
-	if first != nil && first.dk < a.wdKey.Load() {
+	if !queue && first != nil && first.dk < a.wdKey.Load() {
 		dl, now := first.deadlineOf(a.sys), a.sys.now()
-		if !now.Before(dl) { // due: it fails now, as queueArrivals fails it
-			a.drain()
-			a.watchQueued()
+		if !now.Before(dl) {
+			queue = true // due: it fails now (watchQueued), as queueArrivals fails it
 		} else if a.sys.wd.Watch(&a.wd, a.target(), dl, now) {
 			a.wdKey.Store(first.dk)
 		}
 	}
+	if queue {
+		a.drain()
+	}
+	a.watchQueued()
 	a.unlock()
 }
 
