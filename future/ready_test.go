@@ -190,15 +190,15 @@ func TestOnABusyMachineAWaiterParksWithoutSpinning(t *testing.T) {
 	}
 }
 
-// A spin's first yield is timed (one spin in four, here every one): if
-// it comes back slow, the waiter marks the machine busy and parks at
-// once, without asking its source again.
+// A spin's first yield is timed: if it comes back slow, the waiter
+// marks the machine busy and parks at once, without asking its source
+// again.
 func TestASlowFirstYieldMarksTheMachineBusyAndTheWaiterParks(t *testing.T) {
 	ready.SetBusy(false)
 	defer ready.SetBusy(false)
-	var clock atomic.Int64
-	defer ready.SetClock(func() int64 { return clock.Add(int64(2 * time.Millisecond)) })()
-	defer ready.TimeEverySpin()()
+	var c atomic.Int64
+	c.Store(-1 << 62) // below the counter's reading at initialisation: ns
+	defer ready.SetCounter(func() int64 { return c.Add(ready.SlowTicks + 1) })()
 	asked := waitAsking(t, true)
 	require.EqualValues(t, 1, asked, "the waiter asked its source %d times: it spun on after a slow yield", asked)
 	require.True(t, ready.Busy(), "a slow yield did not mark the machine busy")
@@ -245,8 +245,8 @@ func TestTimedWaitsRacingTheirResolutionsLoseNothing(t *testing.T) {
 // calls make waiters park at once.
 func TestOnABusyMachineAWaiterWithoutASourceStillSpins(t *testing.T) {
 	var reads atomic.Int64
-	defer ready.SetClock(func() int64 { reads.Add(1); return 1 })() // no yield is slow, the busy rest never ends
-	defer ready.TimeEverySpin()()
+	defer ready.SetClock(func() int64 { return 1 })()              // the busy rest never ends
+	defer ready.SetCounter(func() int64 { return reads.Add(1) })() // no yield is slow
 	ready.SetBusy(true)
 	defer ready.SetBusy(false)
 	reads.Store(0)

@@ -7,5 +7,5 @@ package ready
 func ticks() int64 { return nanotime() }
 
 // slowTicks is how many ticks (here ns) a yield takes before YieldTimed
-// judges it (see ticks_amd64.go).
+// and SpinYield judge it (see ticks_amd64.go).
 const slowTicks = slowYield

@@ -191,14 +191,14 @@ func Gosched() {
 
 // ParkInstead reports whether a goroutine about to spin for a result
 // (future's spin) should park at once instead: a Gosched has lately come
-// back slow (Busy). A spinning goroutine yields to the global run
-// queue, where it waits behind CPU-bound goroutines' time slices; a
-// parked one is made runnable by the resolver in the resolver's
-// processor's next slot, ahead of them. One call in timeMask+1, chosen
-// at random, reads the clock: once localRest is over it ends Busy and
-// lets the caller spin again, and the next spin's first yield is timed
-// whatever the draw (SpinYield) to decide afresh. While waiters park
-// nothing else may time a yield: Busy must not wait for one to end.
+// back slow (Busy). A spinning goroutine yields to the global run queue,
+// where it waits behind CPU-bound goroutines' time slices; a parked one
+// is made runnable by the resolver in the resolver's processor's next
+// slot, ahead of them. One call in timeMask+1, chosen at random, reads
+// the clock: once localRest is over it ends Busy and lets the caller
+// spin again, and that spin's first yield, timed as every one is
+// (SpinYield), decides afresh. While waiters park nothing else may time
+// a yield: Busy must not wait for one to end.
 func ParkInstead() bool {
 	u := localUntil.Load()
 	if u == 0 {
@@ -210,48 +210,46 @@ func ParkInstead() bool {
 	if now() < u { // clock seam: whether localRest is over, in real time on any clock
 		return true
 	}
-	if localUntil.CompareAndSwap(u, 0) {
-		probe.Store(true)
-	}
+	localUntil.CompareAndSwap(u, 0)
 	return false
 }
 
 // SpinYield is runtime.Gosched for a goroutine spinning for a result.
-// The first of a spin's yields (first) is timed in one spin in
-// spinMask+1, chosen at random, and in the first spin after Busy ended
-// (ParkInstead): SpinYield reports whether it came back slow, having
-// marked the machine busy, and the caller then parks. Two clock
-// readings cost 44 ns on the machine of BENCHMARKS.md, a tenth of a
-// whole Call and Get; one spin in four pays them. Beside CPU-bound
-// goroutines that makes four spins, on average, wait out their time
-// slices before the waiters park, where the machine has just turned
-// busy; where it stays busy, one at each end of localRest.
+// The first of a spin's yields (first) is timed, by the processor's
+// counter as YieldTimed times its yields: SpinYield reports whether it
+// came back slow, having marked the machine busy, and the caller then
+// parks. Timed by the clock (44 ns) in one spin in four, as before, a
+// spin that waited out a CPU-bound goroutine's time slice went untimed
+// three times in four; beside two such goroutines such waits came in
+// pairs (a spinning caller's and a lingering runner's) every 20 ms or
+// so, among tens of thousands of quick yields, and runtime traces of
+// bench's request-reply in fresh processes found the machine busy at
+// the fourth pair (96 ms into the run, 206 ms of such waits). Timed by
+// the counter, every first yield, it was found busy at the first (26,
+// 30 and 38 ms into three runs); on a quiet machine the two readings
+// (about 16 ns) cost what one in four of the clock's did: request-reply
+// took 1.03x (0.88-1.11) the time (BENCHMARKS.md, forty-first session).
 func SpinYield(first bool) (slow bool) {
-	if !first || cheaprand()&spinMask != 0 && !probe.Load() {
+	if !first {
 		runtime.Gosched()
 		return false
 	}
-	if probe.Load() {
-		probe.Store(false) // not written otherwise: every spinning waiter reads it
-	}
-	return goschedTimed(now()) // clock seam: how long the scheduler took, in real time on any clock
+	return goschedCounted()
 }
 
-// probe asks the next spin to time its first yield: ParkInstead has just
-// ended Busy.
-var probe atomic.Bool
-
-// spinMask: SpinYield times the first yield of one spin in spinMask+1.
-// Tests set it to 0 (TimeEverySpin).
-var spinMask uint32 = 3
-
-// TimeEverySpin makes SpinYield time the first yield of every spin until
-// the returned function puts the draw back: for tests of what a spinning
-// waiter does after a slow yield.
-func TimeEverySpin() (restore func()) {
-	old := spinMask
-	spinMask = 0
-	return func() { spinMask = old }
+// goschedCounted is runtime.Gosched, timed by the processor's counter:
+// if it comes back more than slowYield later, it marks the machine busy
+// and reports true.
+func goschedCounted() (slow bool) {
+	t := counter() // clock seam: how long the scheduler took, in real time on any clock
+	runtime.Gosched()
+	if d := counter() - t; d > slowTicks { // clock seam: as above
+		if end := now(); inNanos(d, end) > slowYield { // clock seam: as above
+			markBusy(end)
+			return true
+		}
+	}
+	return false
 }
 
 // goschedTimed is runtime.Gosched called at t (now's reading), marking

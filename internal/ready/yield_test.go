@@ -43,11 +43,9 @@ func quiet(t *testing.T) {
 	localUntil.Store(0)
 	mask := timeMask
 	timeMask = 0
-	t.Cleanup(TimeEverySpin())
 	t.Cleanup(func() {
 		localUntil.Store(0)
 		timeMask = mask
-		probe.Store(false)
 	})
 }
 
@@ -257,35 +255,6 @@ func TestParkInsteadWhileBusyUntilTheRestIsOver(t *testing.T) {
 	if Busy() {
 		t.Fatal("the rest is over, and Busy still reports a busy machine")
 	}
-	if !probe.Load() {
-		t.Fatal("the rest is over, and the next spin is not asked to time its yield")
-	}
-}
-
-func TestSpinYieldTimesOneSpinInFourAndTheFirstAfterTheRest(t *testing.T) {
-	t.Cleanup(func() { localUntil.Store(0); probe.Store(false) })
-	defer func(f func() int64) { now = f }(now)
-	var clock, reads atomic.Int64
-	now = func() int64 { reads.Add(1); return clock.Add(1) } // every yield quick
-	for range 400 {
-		SpinYield(true)
-	}
-	// 100 expected; outside 40-200 is a chance below 1e-9.
-	if timed := reads.Load() / 2; timed < 40 || timed > 200 {
-		t.Fatalf("%d of 400 spins timed their first yield; want about one in %d", timed, spinMask+1)
-	}
-	mask := timeMask
-	for range 10 {
-		localUntil.Store(clock.Load()) // busy, and the rest just over
-		timeMask = 0                   // ParkInstead reads the clock
-		ParkInstead()
-		timeMask = mask
-		reads.Store(0)
-		SpinYield(true)
-		if reads.Load() != 2 {
-			t.Fatalf("the first spin after the rest read the clock %d times; want 2 (timed)", reads.Load())
-		}
-	}
 }
 
 func TestParkInsteadGoesByBusyAloneWhenItDoesNotReadTheClock(t *testing.T) {
@@ -307,22 +276,32 @@ func TestParkInsteadGoesByBusyAloneWhenItDoesNotReadTheClock(t *testing.T) {
 	}
 }
 
-func TestSpinYieldTimesTheFirstYieldAndMarksTheMachineBusyIfSlow(t *testing.T) {
+// Every spin's first yield is timed, by the counter, and only the
+// first: a slow one marks the machine busy, and a quick one does not.
+func TestSpinYieldTimesEveryFirstYieldAndMarksTheMachineBusyIfSlow(t *testing.T) {
 	quiet(t)
-	defer func(f func() int64) { now = f }(now)
-	var clock, reads atomic.Int64
+	var c, reads atomic.Int64
+	c.Store(-1 << 62) // below the counter's reading at initialisation: ns
 	step := func(d int64) func() int64 {
-		return func() int64 { reads.Add(1); return clock.Add(d) }
+		return func() int64 { reads.Add(1); return c.Add(d) }
 	}
-	now = step(slowYield + 1) // every timed yield slow
+	defer SetCounter(step(SlowTicks + 1))() // every timed yield slow
 	if SpinYield(false) || reads.Load() != 0 {
-		t.Fatalf("a later yield of a spin read the clock %d times, or came back slow", reads.Load())
+		t.Fatalf("a later yield of a spin read the counter %d times, or came back slow", reads.Load())
 	}
-	now = step(slowYield / 4)
-	if SpinYield(true) || Busy() {
-		t.Fatal("a quick first yield came back slow, or marked the machine busy")
+	SetCounter(step(1000)) // a microsecond
+	for range 100 {
+		if SpinYield(true) {
+			t.Fatal("a quick first yield came back slow")
+		}
 	}
-	now = step(slowYield + 1)
+	if got := reads.Load(); got != 200 {
+		t.Fatalf("100 first yields read the counter %d times; want 2 each", got)
+	}
+	if Busy() {
+		t.Fatal("quick first yields marked the machine busy")
+	}
+	SetCounter(step(SlowTicks + 1))
 	if !SpinYield(true) {
 		t.Fatal("a slow first yield did not come back slow")
 	}
