@@ -172,22 +172,22 @@ func SetBusy(b bool) {
 	}
 }
 
-// Gosched is runtime.Gosched, timing one call in timeMask+1 (chosen at
-// random) as Yield times its own: if that one comes back slow, Busy
-// reports true for localRest. For a goroutine that must yield to the
-// global run queue whatever the machine is doing (crisp's runners
+// Gosched is runtime.Gosched, every call timed by the processor's
+// counter (as SpinYield's first yields are): if one comes back slow,
+// Busy reports true for localRest. For a goroutine that must yield to
+// the global run queue whatever the machine is doing (crisp's runners
 // stepping aside for a caller that spins there): while nothing else
 // timed a yield, Busy lapsed after localRest on a machine that had
 // stayed busy, and those runners then yielded to the global queue every
 // 16 messages, each yield waiting out a CPU-bound goroutine's time
-// slice.
-func Gosched() {
-	if cheaprand()&timeMask != 0 {
-		runtime.Gosched()
-		return
-	}
-	goschedTimed(now()) // clock seam: how long the scheduler took, in real time on any clock
-}
+// slice. Timed one call in 32 by the clock, as Yield times its own,
+// the slow ones went by unseen: a runtime trace of bench's chameneos
+// beside two such goroutines showed 15 of these yields, and 17 of
+// lingering runners' (Yield), each waiting about 20 ms, in a run of
+// 781 ms (forty-first session). A runner steps aside at most once in 16
+// messages, so the counter's two readings (about 16 ns) cost it about
+// a nanosecond a message.
+func Gosched() { goschedCounted() }
 
 // ParkInstead reports whether a goroutine about to spin for a result
 // (future's spin) should park at once instead: a Gosched has lately come

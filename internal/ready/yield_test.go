@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // turnsTaken runs a goroutine that never yields beside the caller on one
@@ -192,22 +193,31 @@ func TestSpacedCountsFromTheRunsStartAndFromEachRestart(t *testing.T) {
 	dueAfterTheGap(&since, "since it had the processor back")
 }
 
-func TestGoschedMarksTheMachineBusyWhenATimedOneIsSlow(t *testing.T) {
-	quiet(t) // also times every call
-	defer func(f func() int64) { now = f }(now)
-	var clock atomic.Int64
-	now = func() int64 { return clock.Add(slowYield / 4) }
-	Gosched()
+// Every Gosched is timed, by the counter.
+func TestGoschedMarksTheMachineBusyWhenSlow(t *testing.T) {
+	quiet(t)
+	var c, reads atomic.Int64
+	c.Store(-1 << 62) // below the counter's reading at initialisation: ns
+	step := func(d int64) func() int64 {
+		return func() int64 { reads.Add(1); return c.Add(d) }
+	}
+	defer SetCounter(step(1000))() // a microsecond
+	for range 100 {
+		Gosched()
+	}
+	if got := reads.Load(); got != 200 {
+		t.Fatalf("100 quick calls read the counter %d times; want 2 each", got)
+	}
 	if Busy() {
 		t.Fatal("a quick Gosched marked the machine busy")
 	}
-	now = func() int64 { return clock.Add(slowYield + 1) }
+	SetCounter(step(SlowTicks + 1))
 	Gosched()
 	if !Busy() {
 		t.Fatal("a slow Gosched did not mark the machine busy")
 	}
-	if got, want := localUntil.Load(), clock.Load()+localRest; got != want {
-		t.Fatalf("busy until %d; want %d (localRest after the slow Gosched)", got, want)
+	if got, want := localUntil.Load(), now()+localRest; got > want || got < want-int64(time.Second/10) {
+		t.Fatalf("busy until %d; want about %d (localRest after the slow Gosched)", got, want)
 	}
 }
 
@@ -216,12 +226,17 @@ func TestHoldQuietKeepsSlowYieldsFromMarkingTheMachineBusy(t *testing.T) {
 	defer func(f func() int64) { now = f }(now)
 	var clock atomic.Int64
 	now = func() int64 { return clock.Add(slowYield + 1) } // every timed yield slow
+	var c atomic.Int64
+	c.Store(-1 << 62)
+	defer SetCounter(func() int64 { return c.Add(SlowTicks + 1) })() // and every counted one
 	SetBusy(true)
 	release := HoldQuiet()
 	if Busy() {
 		t.Fatal("busy while held quiet")
 	}
 	Gosched()
+	SpinYield(true)
+	YieldTimed()
 	YieldGlobal()
 	Yield()
 	if Busy() {
