@@ -40,21 +40,32 @@ type core struct {
 	// The first cache line holds what a sender reads on every send, and
 	// what changes only as the actor is taken up or let go: the runner's
 	// lock and the queues it guards, written for every message, are on
-	// the lines after it (a sender that read flags on the line the
+	// the line after it (a sender that read flags on the line the
 	// runner's lock was on took that line from the runner's cache for
 	// every message, and the runner took it back). An Actor[S] whose size
-	// is a multiple of 64 bytes, such as Actor[*T] (192), starts on a
-	// line of its own.
+	// is a multiple of 64 bytes, such as Actor[*T] (128), starts on a
+	// line of its own. What only some actors use (the list and the
+	// policy's queue, the deadline index, the cooperative state) is in
+	// queues, made as it is first needed: an actor of a flood, a chain or
+	// a tree, whose messages all queue plain, is two lines (see queues).
 
 	// Set at Spawn, then read-only.
 	sys   *System
-	cfg   *actorConfig
-	grp   *group // nil for a single actor
-	bound *bound // capacity and admission control (mailbox.go); nil without
+	cfg   *actorConfig // a group's is its own, and names the group (cfg.grp)
+	bound *bound       // capacity and admission control (mailbox.go); nil without
 
 	lane   atomic.Pointer[lane]    // an EDF actor's messages without a deadline once it has flooded (lane.go); nil until then
 	intake atomic.Pointer[message] // sent, not yet queued; newest first, linked by next
 	holder atomic.Uintptr          // gid of the goroutine holding the actor, or 0
+	// wdKey is a lower bound the watchdog will call the actor at, in the
+	// system's deadline keys, or noWatch. Written under mu, seldom (as
+	// the watched deadline changes); read without by every sender of a
+	// deadline while a handler runs (needWatchKey), so on a line the
+	// runner does not write for every message: on the lock's line, each
+	// such send took the line from the runner's cache (counting with
+	// deadlines: 6% of its time in needWatchKey's one load, and as much
+	// again in the runner's next Lock).
+	wdKey atomic.Int64
 	// flags holds fActive, fHandling, fStopped, fNoReuse, fLive and fFIFO,
 	// and in its top byte two shards of the system (four bits each): the
 	// one whose list its parked runner waits in, chosen at Spawn, and the
@@ -74,25 +85,55 @@ type core struct {
 	// both, the plain messages and those spilled.
 	pn           int32
 	phead, ptail *message
-	seq          uint64                // last arrival number given out
-	q            policy.Queue          // ready work in policy order; nil when none
-	dl           *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
-
-	// wdKey is a lower bound the watchdog will call the actor at, in the
-	// system's deadline keys, or noWatch. Written under mu, seldom (as
-	// the watched deadline changes); read without by every sender of a
-	// deadline while a handler runs (needWatchKey), so on a line the
-	// runner does not write for every message: on the lock's line, each
-	// such send took the line from the runner's cache (counting with
-	// deadlines: 6% of its time in needWatchKey's one load, and as much
-	// again in the runner's next Lock).
-	wdKey  atomic.Int64
-	qhead  *message // queued work in the order it was queued
-	qtail  *message
-	failed *failures  // outcomes to deliver after unlocking; nil when none
-	coop   *coopState // nil until the actor awaits a condition, sleeps, suspends or sees keys
-	wd     watchdog.Entry
+	seq          uint64         // last arrival number given out
+	qs           *queues        // nil until first needed (queues); then kept
+	wd           watchdog.Entry // the watchdog's, for the earliest deadline queued
 }
+
+// queues is what only some actors use, made the first time one does
+// (core.queues) and kept for the actor's life: the list and the policy's
+// queue, the deadline index, outcomes to deliver, the cooperative
+// state. Guarded by the actor's mu.
+//
+// Out of core, an actor of a pointer state is 128 bytes, not 192 (with
+// the watchdog's entry one word: watchdog.Entry). Spawning many is
+// mostly the writing of fresh memory (ring-1m: a first store to each
+// actor took 0.89 s of 2.79 s in the profile), and bench's fib, a tree
+// of 150,049 actors spawned by their parents' handlers, took 1.27x the
+// time with 64 bytes more to each actor. With 64 fewer, whole-process
+// pairs against 192 bytes: ring-1m 0.79x the time (0.62-0.94; 6), 0.75x
+// beside two CPU-bound goroutines; ring-100k 0.88x beside them; the
+// rest within their spread (BENCHMARKS.md, forty-first session).
+type queues struct {
+	q      policy.Queue          // ready work in policy order; nil when none
+	qhead  *message              // queued work in the order it was queued
+	qtail  *message              //
+	dl     *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
+	failed *failures             // outcomes to deliver after unlocking; nil when none
+	coop   *coopState            // nil until the actor awaits a condition, sleeps, suspends or sees keys
+}
+
+// cs returns the actor's cooperative state, or nil if it has none.
+// Called with a.mu held, or by the actor's holder.
+func (a *core) cs() *coopState {
+	if a.qs == nil {
+		return nil
+	}
+	return a.qs.coop
+}
+
+// queues returns the actor's queues, made if it has none yet. Called
+// with a.mu held.
+func (a *core) queues() *queues {
+	if a.qs == nil {
+		a.qs = new(queues)
+	}
+	return a.qs
+}
+
+// listed reports whether the actor's list (queues.qhead) holds work.
+// Called with a.mu held.
+func (a *core) listed() bool { return a.qs != nil && a.qs.qhead != nil }
 
 // Bits of core.flags.
 const (
@@ -204,6 +245,7 @@ type actorConfig struct {
 	idle     time.Duration // IdleTimeout's
 	hooks    uint8         // the lifecycle hooks the state type implements (hookBit)
 	typ      reflect.Type  // the state type
+	grp      *group        // a group's own (SpawnGroup); nil for a single actor
 }
 
 // typeConfigs holds, for each state type, the configuration of its
@@ -428,7 +470,11 @@ func (a *core) stop() {
 	}
 	stray := a.intake.Swap(nil)
 	a.fold() // plain messages join the list, and fail with it
-	for m := a.qhead; m != nil; {
+	var first *message
+	if a.qs != nil {
+		first = a.qs.qhead
+	}
+	for m := first; m != nil; {
 		next := m.next
 		m.prev, m.next, m.linked, m.inQ = nil, nil, false, false
 		switch m.state.Load() {
@@ -441,16 +487,19 @@ func (a *core) stop() {
 		}
 		m = next
 	}
-	if a.coop != nil {
-		a.coop.conds = nil
-		a.coop.keys = nil
+	if c := a.cs(); c != nil {
+		c.conds = nil
+		c.keys = nil
 	}
 	a.dismissSpare()
 	a.wakeSleepers()
-	a.qhead, a.qtail, a.queued, a.q, a.dl = nil, nil, 0, nil, nil
+	a.queued = 0
+	if qs := a.qs; qs != nil {
+		qs.qhead, qs.qtail, qs.q, qs.dl = nil, nil, nil, nil
+	}
 	a.sys.wd.Cancel(&a.wd)
 	a.wdKey.Store(noWatch)
-	if a.coop != nil && a.coop.life != nil {
+	if c := a.cs(); c != nil && c.life != nil {
 		a.stopLife()
 	}
 	a.sys.leave(a) // unless held: its runner's release takes it out

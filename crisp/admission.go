@@ -143,8 +143,8 @@ func (a *core) admitWork(m *message, j job, o *sendOpts) error {
 	ad := a.bound.adm
 	e := &admEntry{dl: o.dl, cost: o.cost}
 	workers := 1
-	if a.grp != nil {
-		workers = int(a.grp.n.Load())
+	if a.cfg.grp != nil {
+		workers = int(a.cfg.grp.n.Load())
 	}
 	ad.mu.Lock()
 	if e.cost == 0 {

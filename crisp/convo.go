@@ -89,7 +89,7 @@ type parked struct {
 // mayPark reports whether a's runner may park once its linger finds
 // work. Called with a.mu held.
 func (a *core) mayPark() bool {
-	return a.grp == nil && a.life() == nil && a.flags.Load()&(fIdle|fLife|fStopped) == 0
+	return a.cfg.grp == nil && a.life() == nil && a.flags.Load()&(fIdle|fLife|fStopped) == 0
 }
 
 // parkLinger is linger for an actor in a conversation: it parks p, the
@@ -250,10 +250,10 @@ type parkList struct {
 
 // push puts a at the tail. Called with mu held.
 func (l *parkList) push(a *core) {
-	pk := &a.coop.park
+	pk := &a.cs().park
 	pk.prev, pk.next = l.tail, nil
 	if l.tail != nil {
-		l.tail.coop.park.next = a
+		l.tail.cs().park.next = a
 	} else {
 		l.head = a
 	}
@@ -276,14 +276,14 @@ func (s *System) wakeParked(a *core) {
 // unpark takes a out of its list and signals its parked runner. Called
 // with l.mu held.
 func (s *System) unpark(l *parkList, a *core) {
-	pk := &a.coop.park
+	pk := &a.cs().park
 	if pk.prev != nil {
-		pk.prev.coop.park.next = pk.next
+		pk.prev.cs().park.next = pk.next
 	} else {
 		l.head = pk.next
 	}
 	if pk.next != nil {
-		pk.next.coop.park.prev = pk.prev
+		pk.next.cs().park.prev = pk.prev
 	} else {
 		l.tail = pk.prev
 	}
@@ -351,7 +351,7 @@ func (s *System) sweepParked() {
 	for i := range s.shards {
 		pl := &s.shards[i].park
 		pl.mu.Lock()
-		for pl.head != nil && pl.head.coop.park.gen != gen {
+		for pl.head != nil && pl.head.cs().park.gen != gen {
 			s.unpark(pl, pl.head)
 		}
 		pl.mu.Unlock()

@@ -86,7 +86,7 @@ func (c *convo) listed() int {
 	for i := range c.sys.shards {
 		pl := &c.sys.shards[i].park
 		pl.mu.Lock()
-		for a := pl.head; a != nil; a = a.coop.park.next {
+		for a := pl.head; a != nil; a = a.cs().park.next {
 			n++
 		}
 		pl.mu.Unlock()
@@ -465,7 +465,7 @@ func TestOnABusyMachineARunnerThatAnsweredACallParks(t *testing.T) {
 			if a.flags.Load()&fParked == 0 {
 				return nil
 			}
-			return a.coop.park.p
+			return a.cs().park.p
 		}
 
 		ready.SetBusy(true)

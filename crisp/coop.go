@@ -49,17 +49,18 @@ type coopState struct {
 // more returns the actor's coopState, making it if need be. Called with
 // a.mu held.
 func (a *core) more() *coopState {
-	if a.coop == nil {
-		a.coop = &coopState{}
+	qs := a.queues()
+	if qs.coop == nil {
+		qs.coop = &coopState{}
 	}
-	return a.coop
+	return qs.coop
 }
 
 // newArrivals notes that messages arrived: conditions are re-checked.
 // Called with a.mu held.
 func (a *core) newArrivals() {
-	if a.coop != nil {
-		a.coop.dirty = true
+	if c := a.cs(); c != nil {
+		c.dirty = true
 	}
 }
 
@@ -82,7 +83,7 @@ func Await[T any](p *Proc, f *future.Future[T]) (T, error) {
 		var zero T
 		return zero, err
 	}
-	if p.a.grp != nil { // a group's worker waits in place
+	if p.a.cfg.grp != nil { // a group's worker waits in place
 		return f.Get()
 	}
 	p.awaitResolved(f)
@@ -143,7 +144,7 @@ func AwaitWithin[T any](p *Proc, f *future.Future[T], d time.Duration) (T, error
 	if err := p.awaitsItself(plumb.SourceOf(f)); err != nil {
 		return zero, err
 	}
-	if p.a.grp != nil { // a group's worker waits in place
+	if p.a.cfg.grp != nil { // a group's worker waits in place
 		return f.GetWithin(d)
 	}
 	m, a, x := p.m, p.a, p.extra()
@@ -237,15 +238,15 @@ func (p *Proc) Sleep(d time.Duration) {
 // dropSleeper takes p off the list of sleeping processes. Called with
 // a.mu held.
 func (a *core) dropSleeper(p *Proc) {
-	if a.coop == nil {
+	if a.cs() == nil {
 		return
 	}
-	ss := a.coop.sleepers
+	ss := a.cs().sleepers
 	for i, q := range ss {
 		if q == p {
 			ss[i] = ss[len(ss)-1]
 			ss[len(ss)-1] = nil
-			a.coop.sleepers = ss[:len(ss)-1]
+			a.cs().sleepers = ss[:len(ss)-1]
 			return
 		}
 	}
@@ -254,10 +255,10 @@ func (a *core) dropSleeper(p *Proc) {
 // wakeSleepers cuts every Sleep short: the actor is stopping. Called with
 // a.mu held.
 func (a *core) wakeSleepers() {
-	if a.coop == nil {
+	if a.cs() == nil {
 		return
 	}
-	for _, p := range a.coop.sleepers {
+	for _, p := range a.cs().sleepers {
 		if p.x.sleeping {
 			p.x.sleeping = false
 			a.sys.wd.Cancel(&p.x.wd)
@@ -300,7 +301,7 @@ func (p *Proc) Suspend() {
 // notInGroup panics in a group's handler: its workers have states of
 // their own, which no one condition or resumption could tell apart.
 func (p *Proc) notInGroup(op string) {
-	if p.a.grp != nil {
+	if p.a.cfg.grp != nil {
 		panic("crisp: " + op + " in an actor group")
 	}
 }
@@ -377,7 +378,7 @@ func (p *Proc) suspendStart(ready bool) uint32 {
 	}
 	a.flags.And(^uint32(fHandling))
 	a.mu.Lock()
-	if a.coop != nil && len(a.coop.conds) > 0 {
+	if c := a.cs(); c != nil && len(c.conds) > 0 {
 		// This process releases the actor: conditions may hold now.
 		a.mu.Unlock()
 		a.checkConds()
@@ -493,7 +494,7 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 		}
 	}
 	m.resumed = true
-	if a.grp == nil && a.queued == 0 && a.pn == 0 && !a.arrived() && !a.stopped() && a.acquire() {
+	if a.cfg.grp == nil && a.queued == 0 && a.pn == 0 && !a.arrived() && !a.stopped() && a.acquire() {
 		a.sys.busy.Add(1)
 		a.unlink(m)
 		if p != nil {
@@ -510,7 +511,7 @@ func (a *core) resume(m *message, epoch uint32, timedOut bool) {
 	a.unlock()
 	switch {
 	case a.stopped():
-	case a.grp != nil: // a continuation on a group: a group runner takes it
+	case a.cfg.grp != nil: // a continuation on a group: a group runner takes it
 		a.startGroup()
 	default:
 		a.start()
@@ -528,17 +529,17 @@ func procSlot(s int32) int32 { return -2 - s }
 // procOf returns the goroutine of suspended or ready process m, or nil
 // (m is a continuation). Called with a.mu held.
 func (a *core) procOf(m *message) *Proc {
-	if a.coop == nil || m.dli > -2 {
+	if a.cs() == nil || m.dli > -2 {
 		return nil
 	}
-	return a.coop.procs[-2-m.dli]
+	return a.cs().procs[-2-m.dli]
 }
 
 // forgetProc takes process m off procs: it runs again, or has ended.
 // Once every slot is free, a table of more than a few is let go: a
 // burst of suspensions leaves nothing behind. Called with a.mu held.
 func (a *core) forgetProc(m *message) {
-	c := a.coop
+	c := a.cs()
 	slot := -2 - m.dli
 	m.dli = -1
 	c.procs[slot] = nil
@@ -555,12 +556,12 @@ func (a *core) forgetProc(m *message) {
 // dropCond takes m off the list of condition waiters. Called with a.mu
 // held.
 func (a *core) dropCond(m *message) {
-	cs := a.coop.conds
+	cs := a.cs().conds
 	for i, c := range cs {
 		if c == m {
 			cs[i] = cs[len(cs)-1]
 			cs[len(cs)-1] = nil
-			a.coop.conds = cs[:len(cs)-1]
+			a.cs().conds = cs[:len(cs)-1]
 			return
 		}
 	}
@@ -571,9 +572,9 @@ func (a *core) dropCond(m *message) {
 // actor calls it, without a.mu: conditions read the actor's state.
 func (a *core) checkConds() {
 	a.mu.Lock()
-	a.coop.dirty = false
-	ws := a.coop.scratch[:0]
-	for _, m := range a.coop.conds {
+	a.cs().dirty = false
+	ws := a.cs().scratch[:0]
+	for _, m := range a.cs().conds {
 		ws = append(ws, condWait{m, a.procOf(m)})
 	}
 	a.mu.Unlock()
@@ -589,7 +590,7 @@ func (a *core) checkConds() {
 		}
 	}
 	a.mu.Lock()
-	a.coop.scratch = ws[:0]
+	a.cs().scratch = ws[:0]
 	a.mu.Unlock()
 }
 

@@ -153,7 +153,7 @@ func (a *core) leaveLines(m *message) {
 		if wasHead && l.holder == nil {
 			a.unblockHead(l)
 		} else if l.head == nil && l.holder == nil {
-			delete(a.coop.keys, l.key)
+			delete(a.cs().keys, l.key)
 		}
 	}
 }
@@ -163,7 +163,7 @@ func (a *core) leaveLines(m *message) {
 // is forgotten. Called with a.mu held.
 func (a *core) unblockHead(l *keyLine) {
 	if l.head == nil {
-		delete(a.coop.keys, l.key)
+		delete(a.cs().keys, l.key)
 		return
 	}
 	f := l.head.m
@@ -242,14 +242,14 @@ func (a *core) checkGroupWait(w *message, j job) error {
 	me := gid.Current()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	g := a.grp
+	g := a.cfg.grp
 	p := g.runnerOn(me)
 	if p == nil || p.selfWait {
 		return nil
 	}
-	if w.keyed() && p.m != nil && a.coop != nil {
+	if w.keyed() && p.m != nil && a.cs() != nil {
 		for _, r := range w.ext.keys {
-			if l := a.coop.keys[r.key]; l != nil && l.holder == p.m {
+			if l := a.cs().keys[r.key]; l != nil && l.holder == p.m {
 				// w cannot have started: naming it reads nothing its
 				// handler's run writes.
 				return fmt.Errorf("%w: a worker of group %s waits for message %s of that same group, which needs key %v that the waiting message holds",
@@ -272,9 +272,9 @@ func (a *core) checkGroupWait(w *message, j job) error {
 func (a *core) endGroupWait() {
 	me := gid.Current()
 	a.mu.Lock()
-	if p := a.grp.runnerOn(me); p != nil && p.selfWait {
+	if p := a.cfg.grp.runnerOn(me); p != nil && p.selfWait {
 		p.selfWait = false
-		a.grp.selfWaits--
+		a.cfg.grp.selfWaits--
 	}
 	a.mu.Unlock()
 }
@@ -295,7 +295,7 @@ func (a *core) endGroupWait() {
 //
 // All methods are safe for concurrent use.
 type Group[S any] struct {
-	a Actor[S] // worker 0's state is a.state; the others' are in a.grp
+	a Actor[S] // worker 0's state is a.state; the others' are in a.cfg.grp
 }
 
 func (g *Group[S]) actor() *Actor[S] {
@@ -314,7 +314,9 @@ func SpawnGroup[S any](sys *System, states []S, opts ...ActorOption) *Group[S] {
 	}
 	g := new(Group[S])
 	a := &g.a
-	a.init(sys, states[0], configFor[S](opts), "SpawnGroup")
+	// The group is the actor's configuration's: a copy of its own, so
+	// that a sender finds it on the line it reads anyway (core's layout).
+	cfg := *configFor[S](opts)
 	gr := &group{states: make([]any, len(states))}
 	for i, s := range states[1:] {
 		gr.states[i+1] = s
@@ -323,7 +325,8 @@ func SpawnGroup[S any](sys *System, states []S, opts ...ActorOption) *Group[S] {
 		gr.free = append(gr.free, int32(w))
 	}
 	gr.n.Store(int32(len(states)))
-	a.grp = gr
+	cfg.grp = gr
+	a.init(sys, states[0], &cfg, "SpawnGroup")
 	return g
 }
 
@@ -339,13 +342,13 @@ func (g *Group[S]) Name() string { return g.a.displayName() }
 func (g *Group[S]) System() *System { return g.a.sys }
 
 // Workers reports how many workers serve the group.
-func (g *Group[S]) Workers() int { return int(g.a.grp.n.Load()) }
+func (g *Group[S]) Workers() int { return int(g.a.cfg.grp.n.Load()) }
 
 // AddWorker adds a worker with the given state, which is put to work on
 // queued messages at once.
 func (g *Group[S]) AddWorker(state S) {
 	a := &g.a
-	gr := a.grp
+	gr := a.cfg.grp
 	a.mu.Lock()
 	if gr.retire > 0 { // a worker due to leave stays instead
 		gr.retire--
@@ -364,7 +367,7 @@ func (g *Group[S]) AddWorker(state S) {
 // nothing, if only one worker is left.
 func (g *Group[S]) RemoveWorker() bool {
 	a := &g.a
-	gr := a.grp
+	gr := a.cfg.grp
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if gr.n.Load() <= 1 {
@@ -413,7 +416,7 @@ type groupProc struct {
 // startGroup makes sure that a runner serves the group if a worker is
 // idle, after work was pushed.
 func (a *core) startGroup() {
-	g := a.grp
+	g := a.cfg.grp
 	for {
 		r := g.runners.Load()
 		if r >= g.n.Load() {
@@ -442,7 +445,7 @@ func (a *core) runGroup() {
 	p.gw = &gp.gw
 	defer a.exitGroupRunner(p)
 	a.mu.Lock()
-	a.grp.procs = append(a.grp.procs, p)
+	a.cfg.grp.procs = append(a.cfg.grp.procs, p)
 	if !a.list() { // the system is shutting down
 		a.mu.Unlock()
 		a.stop()
@@ -464,8 +467,8 @@ func (a *core) runGroup() {
 		}
 		// A worker restarted with a backoff is benched (supervise.go).
 		if a.flags.Load()&fLife == 0 || !a.benchWorker(p) {
-			a.grp.free = append(a.grp.free, p.gw.w)
-			if g := a.grp; g.retire > 0 && p.gw.w != 0 {
+			a.cfg.grp.free = append(a.cfg.grp.free, p.gw.w)
+			if g := a.cfg.grp; g.retire > 0 && p.gw.w != 0 {
 				g.retire--
 				g.dropWorker(p.gw.w)
 				g.free = g.free[:len(g.free)-1]
@@ -486,7 +489,7 @@ func (a *core) runGroup() {
 //
 //go:noinline
 func (a *core) scheduleGroup(p *Proc) (*message, job) {
-	g := a.grp
+	g := a.cfg.grp
 	grace := runnerGrace
 	for {
 		if a.stopped() {
@@ -549,7 +552,7 @@ func (a *core) scheduleGroup(p *Proc) (*message, job) {
 // a worker is free: then it reports false and the runner goes on. Called
 // with a.mu held.
 func (a *core) leaveGroup() bool {
-	g := a.grp
+	g := a.cfg.grp
 	g.runners.Add(-1)
 	// A sender that pushed before the decrement saw every runner busy,
 	// and a continuation made ready meanwhile went straight to the
@@ -570,11 +573,11 @@ func (a *core) leaveGroup() bool {
 		if a.flags.Load()&fLife != 0 {
 			a.benchWatch()
 		}
-		if a.qhead == nil {
+		if !a.listed() {
 			a.sys.leave(a)
-		}
-		if a.qhead == nil {
-			a.q, a.dl = nil, nil
+			if a.qs != nil {
+				a.qs.q, a.qs.dl = nil, nil
+			}
 		}
 	}
 	a.sys.busyDone()

@@ -39,7 +39,7 @@ func TestAGroupRunnerWithNoFreeWorkerLeaves(t *testing.T) {
 	a := &grp.a.core
 	a.mu.Lock()
 	f := Call(grp, func(_ *Proc, n *int) (int, error) { return *n + 1, nil })
-	free, queued := len(a.grp.free), a.intake.Load() != nil
+	free, queued := len(a.cfg.grp.free), a.intake.Load() != nil
 	a.setVain(0)
 	a.mu.Unlock()
 	require.Zero(t, free, "the only worker is benched")

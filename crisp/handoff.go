@@ -312,7 +312,7 @@ func (a *core) afterHanded(p *Proc) {
 	switch {
 	case a.stopped():
 		p.flushHanded()
-	case a.arrived() || a.pn > 0 || a.qhead != nil:
+	case a.arrived() || a.pn > 0 || a.listed():
 		if p.kept >= maxKept || !crowded() {
 			p.flushHanded()
 		} else {

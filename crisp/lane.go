@@ -236,7 +236,7 @@ const laneFlood = 16
 // laneable reports whether a may have a lane: an EDF actor, not a group,
 // without a bound, in a system without an observer.
 func (a *core) laneable() bool {
-	return a.cfg.edf && a.grp == nil && a.bound == nil && a.sys.obs == nil
+	return a.cfg.edf && a.cfg.grp == nil && a.bound == nil && a.sys.obs == nil
 }
 
 // newLane returns an empty lane of actor act (an *Actor[S]), whose
@@ -483,7 +483,7 @@ func (a *core) nextLaned(l *lane) (m *message, j job, resume bool) {
 			return a.take()
 		case again:
 			continue
-		case a.qhead != nil:
+		case a.listed():
 			// The list holds work, ordered by the policy's queue: an
 			// entry with a deadline joins it to be compared, one at a
 			// time, each no later than the lane's next; one without

@@ -112,10 +112,10 @@ func (a *core) lifeOf() *lifeState {
 // life returns the actor's lifecycle state, or nil. Called with a.mu
 // held.
 func (a *core) life() *lifeState {
-	if a.coop == nil {
+	if a.cs() == nil {
 		return nil
 	}
-	return a.coop.life
+	return a.cs().life
 }
 
 // setEnd records why the actor is ending, unless a reason is recorded
@@ -157,8 +157,8 @@ func (a *core) over() bool {
 	if !a.stopped() {
 		return false
 	}
-	if a.grp != nil {
-		return a.grp.runners.Load() == 0
+	if a.cfg.grp != nil {
+		return a.cfg.grp.runners.Load() == 0
 	}
 	return !a.active()
 }
@@ -292,8 +292,8 @@ func (a *core) drainStop(why error) {
 	lf.setEnd(why)
 	lf.draining = true
 	a.flags.Or(fDraining | fLife)
-	if a.grp != nil {
-		empty := a.grp.runners.Load() == 0 && a.empty()
+	if a.cfg.grp != nil {
+		empty := a.cfg.grp.runners.Load() == 0 && a.empty()
 		a.mu.Unlock()
 		if empty {
 			a.stop()
@@ -314,7 +314,7 @@ func (a *core) drainStop(why error) {
 // empty reports whether the actor has no work: nothing queued, arrived,
 // suspended or ready. Called with a.mu held.
 func (a *core) empty() bool {
-	return a.qhead == nil && a.pn == 0 && a.queued == 0 && !a.arrived()
+	return !a.listed() && a.pn == 0 && a.queued == 0 && !a.arrived()
 }
 
 // lifeTurn does what fLife marks as due, on runner p of a single actor,
@@ -414,7 +414,7 @@ func (a *core) invokeLogged(p *Proc, j job) {
 //
 //go:noinline
 func (a *core) quitLife(p *Proc) {
-	lf := a.coop.life
+	lf := a.cs().life
 	if lf.ops != nil && !lf.stoppedRan {
 		lf.stoppedRan = true
 		a.runHook(p, lf, hookStopped)
@@ -435,7 +435,7 @@ func (a *core) quitLife(p *Proc) {
 //
 //go:noinline
 func (a *core) stopLife() {
-	lf := a.coop.life
+	lf := a.cs().life
 	for t := range lf.timers {
 		t.cancelLocked()
 	}
@@ -444,11 +444,11 @@ func (a *core) stopLife() {
 	a.unpause(lf)
 	for _, b := range lf.benched {
 		if a.sys.wd.Cancel(&b.wd) {
-			a.grp.free = append(a.grp.free, b.w)
+			a.cfg.grp.free = append(a.cfg.grp.free, b.w)
 		}
 	}
 	lf.benched, lf.toBench, lf.benches = nil, nil, 0
-	if a.grp == nil && !lf.stoppedRan && lf.ops != nil && lf.ops.hookJob(hookStopped) != nil && a.acquire() {
+	if a.cfg.grp == nil && !lf.stoppedRan && lf.ops != nil && lf.ops.hookJob(hookStopped) != nil && a.acquire() {
 		// Nobody holds the actor: a runner runs the hook (quit).
 		a.sys.busy.Add(1)
 		a.spawn(nil)
@@ -546,13 +546,13 @@ func (a *Actor[S]) kickStart() {
 }
 
 func (a *Actor[S]) hasStarted() bool {
-	return a.grp == nil && a.cfg.hooks&hookBit(hookStarted) != 0
+	return a.cfg.grp == nil && a.cfg.hooks&hookBit(hookStarted) != 0
 }
 
 // hookJob returns a message that runs hook k of the actor's state, or
 // nil if the state has no such hook (or the actor is a group).
 func (a *Actor[S]) hookJob(k hookKind) job {
-	if a.grp != nil || a.cfg.hooks&hookBit(k) == 0 {
+	if a.cfg.grp != nil || a.cfg.hooks&hookBit(k) == 0 {
 		return nil
 	}
 	var fn func(*Proc, S)

@@ -289,7 +289,7 @@ func (a *core) waitRoom(m *message, j job, o *sendOpts) error {
 // which would wait for good for room only it can make.
 func (a *core) sendsToItself() bool {
 	me := gid.Current()
-	if g := a.grp; g != nil {
+	if g := a.cfg.grp; g != nil {
 		a.mu.Lock()
 		p := g.runnerOn(me)
 		a.mu.Unlock()

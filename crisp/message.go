@@ -292,7 +292,7 @@ func (c *call[S, T]) ResultSoon() bool {
 	case stRunning:
 		return true
 	case stQueued:
-		if g := a.grp; g != nil {
+		if g := a.cfg.grp; g != nil {
 			return g.runners.Load() < g.n.Load()
 		}
 		return !a.occupied()
@@ -307,7 +307,7 @@ func (c *call[S, T]) ResultSoon() bool {
 func (c *call[S, T]) CheckWait() error {
 	a := &c.a.core
 	a.sys.flushHandedHere() // a runner the waiting handler held back must not wait for it
-	if a.grp != nil {
+	if a.cfg.grp != nil {
 		return a.checkGroupWait(&c.message, c)
 	}
 	if g := a.holder.Load(); g == 0 || gid.ID(g) != gid.Current() { // groups never set holder
@@ -320,7 +320,7 @@ func (c *call[S, T]) CheckWait() error {
 // EndWait ends a wait CheckWait allowed: a group counts its workers'
 // waits for its own futures.
 func (c *call[S, T]) EndWait() {
-	if a := &c.a.core; a.grp != nil {
+	if a := &c.a.core; a.cfg.grp != nil {
 		a.endGroupWait()
 	}
 }
@@ -473,7 +473,7 @@ func (x *msgExt) observedOnly() bool {
 func (t *tell[S]) run(p *Proc) {
 	t.fn(p, t.a.stateOf(p))
 	t.fn = nil
-	if a := p.a; a.grp != nil {
+	if a := p.a; a.cfg.grp != nil {
 		a.flags.And(^uint32(fHandling)) // as ever for a group; a single actor's runner keeps it (beginHandler)
 	}
 }

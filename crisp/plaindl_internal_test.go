@@ -79,10 +79,10 @@ func TestDeadlinesInOrderQueueAsPlainMessages(t *testing.T) {
 			a.core.drain()
 			listed, spilled := int(a.core.queued), 0
 			if a.core.spilled() {
-				spilled = a.core.dl.Len()
+				spilled = a.core.qs.dl.Len()
 			}
 			plain := int(a.core.pn) - spilled
-			noQueue := a.core.q == nil
+			noQueue := a.core.qs == nil || a.core.qs.q == nil
 			a.core.mu.Unlock()
 			if c.plain+c.spilled > 0 {
 				require.Equal(t, c.plain, plain, "plain")
@@ -184,7 +184,7 @@ func TestAnActorWithCoopStateQueuesPlainMessagesOnceItsListIsEmpty(t *testing.T)
 			Tell(a, func(p *Proc, _ int) { c.before(p, a) })
 			require.NoError(t, sys.WaitIdle(context.Background()))
 			a.core.mu.Lock()
-			hasCoop := a.core.coop != nil
+			hasCoop := a.core.cs() != nil
 			a.core.mu.Unlock()
 			require.True(t, hasCoop, "the first handler left the actor no coopState")
 

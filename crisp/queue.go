@@ -53,8 +53,11 @@ var failurePool = sync.Pool{New: func() any { return new(failures) }}
 // was held (see addFailure): futures are resolved and hooks called
 // outside the lock.
 func (a *core) unlock() {
-	failed := a.failed
-	a.failed = nil
+	var failed *failures
+	if qs := a.qs; qs != nil && qs.failed != nil {
+		failed = qs.failed
+		qs.failed = nil
+	}
 	a.mu.Unlock()
 	a.failAll(failed)
 }
@@ -63,7 +66,7 @@ func (a *core) unlock() {
 // meanwhile, if there are any. Called with a.mu held; it holds it again
 // on return.
 func (a *core) deliverFailed() {
-	if a.failed != nil {
+	if a.qs != nil && a.qs.failed != nil {
 		a.unlock()
 		a.mu.Lock()
 	}
@@ -72,13 +75,14 @@ func (a *core) deliverFailed() {
 // addFailure records f for delivery after unlocking. Called with a.mu
 // held.
 func (a *core) addFailure(f failure) {
-	if a.failed == nil {
-		a.failed = failurePool.Get().(*failures)
+	qs := a.queues()
+	if qs.failed == nil {
+		qs.failed = failurePool.Get().(*failures)
 	}
-	*a.failed = append(*a.failed, f)
+	*qs.failed = append(*qs.failed, f)
 }
 
-// failAll delivers fs, taken from a.failed (nil if there were none),
+// failAll delivers fs, taken from a.qs.failed (nil if there were none),
 // and gives the list back to the pool. Called without a.mu.
 func (a *core) failAll(fs *failures) {
 	if fs == nil {
@@ -215,8 +219,8 @@ func (a *core) drain() {
 // its stack (ring-1k 30% slower, the copy 40% of its CPU profile).
 // Called with a.mu held.
 func (a *core) makeQueue() {
-	if a.q == nil {
-		a.q = a.newQueue()
+	if qs := a.queues(); qs.q == nil {
+		qs.q = a.newQueue()
 	}
 }
 
@@ -248,7 +252,7 @@ func (a *core) nextArrived() (m *message, j job, resume bool) {
 	}
 	if h != nil {
 		a.drainList(h)
-	} else if a.pn == 0 && a.q == nil {
+	} else if a.pn == 0 && (a.qs == nil || a.qs.q == nil) {
 		return nil, nil, false // nothing queued: take's frame is not small
 	}
 	return a.take()
@@ -305,8 +309,11 @@ func (a *core) place(m *message) {
 // but once its list is empty its messages are plain again. Called with
 // a.mu held.
 func (a *core) plainOK(m *message) bool {
-	return a.cfg.plain && m.ext == nil && !m.resumed && a.qhead == nil && a.grp == nil &&
-		(a.coop == nil || len(a.coop.conds) == 0 && len(a.coop.keys) == 0)
+	if !a.cfg.plain || m.ext != nil || m.resumed || a.cfg.grp != nil {
+		return false
+	}
+	qs := a.qs
+	return qs == nil || qs.qhead == nil && (qs.coop == nil || len(qs.coop.conds) == 0 && len(qs.coop.keys) == 0)
 }
 
 // placePlain adds m, which plainOK accepts, to the plain messages, and
@@ -340,10 +347,7 @@ func (a *core) placePlain(m *message) bool {
 			if !a.cfg.edf {
 				return false
 			}
-			if a.dl == nil {
-				a.dl = runq.New(earlierDeadline, dlIndex)
-			}
-			a.dl.Push(m)
+			a.dlIndex().Push(m)
 			a.pn++
 			return true
 		}
@@ -355,7 +359,29 @@ func (a *core) placePlain(m *message) bool {
 // spilled reports whether messages spilled from the plain ones
 // (placePlain) wait in the deadline index: with no list, the index holds
 // nothing else. Called with a.mu held.
-func (a *core) spilled() bool { return a.qhead == nil && a.dl != nil && a.dl.Len() > 0 }
+func (a *core) spilled() bool {
+	qs := a.qs
+	return qs != nil && qs.qhead == nil && qs.dl != nil && qs.dl.Len() > 0
+}
+
+// deadlines returns the actor's deadline index, or nil if it has none.
+// Called with a.mu held.
+func (a *core) deadlines() *runq.Queue[*message] {
+	if a.qs == nil {
+		return nil
+	}
+	return a.qs.dl
+}
+
+// dlIndex returns the actor's deadline index, made if it has none.
+// Called with a.mu held.
+func (a *core) dlIndex() *runq.Queue[*message] {
+	qs := a.queues()
+	if qs.dl == nil {
+		qs.dl = runq.New(earlierDeadline, dlIndex)
+	}
+	return qs.dl
+}
 
 // pushPlain appends m to the plain messages. Called with a.mu held.
 func (a *core) pushPlain(m *message) {
@@ -374,7 +400,7 @@ func (a *core) pushPlain(m *message) {
 func (a *core) fold() {
 	var spill []*message
 	for a.spilled() {
-		spill = append(spill, a.dl.Pop())
+		spill = append(spill, a.qs.dl.Pop())
 	}
 	h := a.phead
 	a.phead, a.ptail, a.pn = nil, nil, 0
@@ -412,7 +438,7 @@ func (a *core) takePlain() (*message, job) {
 		case m == a.phead:
 			a.popPlain(m)
 		default:
-			a.dl.Pop()
+			a.qs.dl.Pop()
 			a.pn--
 		}
 		if j := m.work(); m.state.CompareAndSwap(stQueued, m.takeState(j)) {
@@ -427,7 +453,7 @@ func (a *core) takePlain() (*message, job) {
 func (a *core) plainFirst() *message {
 	m := a.phead
 	if a.spilled() {
-		if s := a.dl.Peek(); m == nil || m.dk == 0 || earlierDeadline(s, m) {
+		if s := a.qs.dl.Peek(); m == nil || m.dk == 0 || earlierDeadline(s, m) {
 			m = s
 		}
 	}
@@ -453,10 +479,7 @@ func (a *core) popPlain(m *message) {
 func (a *core) enqueue(m *message) {
 	if !m.resumed {
 		if m.dk != 0 {
-			if a.dl == nil {
-				a.dl = runq.New(earlierDeadline, dlIndex)
-			}
-			a.dl.Push(m)
+			a.dlIndex().Push(m)
 		}
 		if m.keyed() && !a.joinLines(m) {
 			return // waits in its lines for a key
@@ -467,9 +490,7 @@ func (a *core) enqueue(m *message) {
 
 // push adds m to the policy's queue. Called with a.mu held.
 func (a *core) push(m *message) {
-	if a.q == nil {
-		a.q = a.newQueue()
-	}
+	a.makeQueue()
 	if perr := a.qpush(m); perr != nil {
 		// The policy cannot order m: m fails and never runs (or, if it
 		// is a suspended process, never resumes). The queue may be left
@@ -563,26 +584,28 @@ func (a *core) link(m *message) {
 		a.fold()
 	}
 	m.linked = true
-	m.prev, m.next = a.qtail, nil
-	if a.qtail != nil {
-		a.qtail.next = m
+	qs := a.queues()
+	m.prev, m.next = qs.qtail, nil
+	if qs.qtail != nil {
+		qs.qtail.next = m
 	} else {
-		a.qhead = m
+		qs.qhead = m
 	}
-	a.qtail = m
+	qs.qtail = m
 }
 
 // unlink takes m off the list. Called with a.mu held.
 func (a *core) unlink(m *message) {
+	qs := a.qs // a listed message's actor has queues
 	if m.prev != nil {
 		m.prev.next = m.next
 	} else {
-		a.qhead = m.next
+		qs.qhead = m.next
 	}
 	if m.next != nil {
 		m.next.prev = m.prev
 	} else {
-		a.qtail = m.prev
+		qs.qtail = m.prev
 	}
 	m.prev, m.next, m.linked = nil, nil, false
 }
@@ -591,8 +614,8 @@ func (a *core) unlink(m *message) {
 // and the deadline index. Called with a.mu held.
 func (a *core) dequeued(m *message) {
 	a.unlink(m)
-	if a.dl != nil && m.dk != 0 && !m.resumed { // resumed work is in no index: see procSlot
-		a.dl.Remove(m)
+	if dl := a.qs.dl; dl != nil && m.dk != 0 && !m.resumed { // resumed work is in no index: see procSlot
+		dl.Remove(m)
 	}
 }
 
@@ -628,15 +651,16 @@ func (a *core) unqueue(m *message) {
 
 func (a *core) qpush(m *message) (perr *PolicyError) {
 	defer recoverPolicy(&perr)
-	a.q.Push(m.item(a.sys))
+	a.qs.q.Push(m.item(a.sys))
 	return nil
 }
 
 // qpop pops, and reads Len after the pop, so that take can check both.
 func (a *core) qpop() (it *policy.Item, n int, perr *PolicyError) {
 	defer recoverPolicy(&perr)
-	it = a.q.Pop()
-	return it, a.q.Len(), nil
+	q := a.qs.q
+	it = q.Pop()
+	return it, q.Len(), nil
 }
 
 func (a *core) qnew() (q policy.Queue, perr *PolicyError) {
@@ -646,7 +670,7 @@ func (a *core) qnew() (q policy.Queue, perr *PolicyError) {
 
 func (a *core) qremove(m *message) (ok bool, perr *PolicyError) {
 	defer recoverPolicy(&perr)
-	return a.q.Remove(m.pi.Load()), nil
+	return a.qs.q.Remove(m.pi.Load()), nil
 }
 
 func recoverPolicy(perr **PolicyError) {
@@ -661,9 +685,10 @@ func recoverPolicy(perr **PolicyError) {
 // Called with a.mu held.
 func (a *core) rebuild() {
 	a.flags.Or(fNoReuse)
-	a.q = a.newQueue()
+	qs := a.queues()
+	qs.q = a.newQueue()
 	a.queued = 0
-	for m := a.qhead; m != nil; {
+	for m := qs.qhead; m != nil; {
 		next := m.next
 		m.inQ = false // the old queue is gone; every inQ entry is listed
 		switch st := m.state.Load(); {
@@ -710,7 +735,7 @@ func (a *core) take() (m *message, j job, resume bool) {
 		}
 	}
 	faults := 0
-	for a.q != nil {
+	for a.qs != nil && a.qs.q != nil {
 		it, n, perr := a.qpop()
 		m, j, fault := a.popped(it, n, perr)
 		if fault == nil {

@@ -262,10 +262,10 @@ var (
 // (ready.Yield), which beside goroutines that never yield goes to the
 // back of the runner's own processor's queue.
 func (a *core) stepAsideBy(yield func()) {
-	if a.grp == nil {
+	if a.cfg.grp == nil {
 		a.endHandling()
 	}
-	if a.grp != nil || !a.arrived() {
+	if a.cfg.grp != nil || !a.arrived() {
 		yield()
 		return
 	}
@@ -542,8 +542,8 @@ func (a *core) run(first *message) {
 		if m.keyed() {
 			a.releaseKeys(m) // here, under the lock taken anyway
 		}
-		if a.coop != nil {
-			a.coop.dirty = true // a process finished: conditions may hold now
+		if c := a.cs(); c != nil {
+			c.dirty = true // a process finished: conditions may hold now
 		}
 		if m.state.Load() == stRunning { // it ran (it was not late)
 			j.recycle()
@@ -688,7 +688,7 @@ func (a *core) schedule(p *Proc, first *message) (*message, job) {
 				}
 			}
 		}
-		if a.coop != nil && a.coop.dirty && len(a.coop.conds) > 0 {
+		if c := a.cs(); c != nil && c.dirty && len(c.conds) > 0 {
 			a.mu.Unlock()
 			a.checkConds()
 			a.mu.Lock()
@@ -798,7 +798,7 @@ func (a *core) pick(first *message) (m *message, j job, resume bool) {
 // rather than dismissed; it reports false at once if a has a spare
 // already. Called with a.mu held; returns without it.
 func (a *core) standBy(p *Proc) bool {
-	if a.stopped() || a.coop != nil && a.coop.spare != nil {
+	if a.stopped() || a.spareRunner() != nil {
 		a.mu.Unlock()
 		return false
 	}
@@ -814,20 +814,20 @@ func (a *core) standBy(p *Proc) bool {
 // spareRunner returns the runner parked as the actor's spare, or nil.
 // Called with a.mu held.
 func (a *core) spareRunner() *Proc {
-	if a.coop == nil {
+	if a.cs() == nil {
 		return nil
 	}
-	return a.coop.spare
+	return a.cs().spare
 }
 
 // dismissSpare sends the spare runner, if any, away. Called with a.mu
 // held.
 func (a *core) dismissSpare() {
-	if a.coop == nil {
+	if a.cs() == nil {
 		return
 	}
-	if sp := a.coop.spare; sp != nil {
-		a.coop.spare = nil
+	if sp := a.cs().spare; sp != nil {
+		a.cs().spare = nil
 		sp.serve = false
 		sp.signal()
 	}
@@ -1083,7 +1083,7 @@ func (a *core) passOn() {
 		return
 	}
 	if sp := a.spareRunner(); sp != nil { // a runner waiting for just this
-		a.coop.spare = nil
+		a.cs().spare = nil
 		sp.serve = true
 		a.holder.Store(uintptr(sp.g))
 		sp.signal()
@@ -1181,7 +1181,7 @@ func (a *core) letGo(done bool) bool {
 		a.holder.Store(g)
 		return false
 	}
-	if a.qhead == nil && a.pn == 0 {
+	if !a.listed() && a.pn == 0 {
 		if a.live() {
 			a.sys.leave(a)
 			a.dismissSpare() // no process left to suspend
@@ -1189,8 +1189,8 @@ func (a *core) letGo(done bool) bool {
 	} else if !a.live() {
 		a.listWork() // let go with work: Shutdown must find it
 	}
-	if a.qhead == nil { // let an idle actor's queues be collected
-		a.q, a.dl = nil, nil
+	if qs := a.qs; qs != nil && qs.qhead == nil && (qs.q != nil || qs.dl != nil) {
+		qs.q, qs.dl = nil, nil // let an idle actor's queues be collected
 	}
 	a.watchBlocked()
 	if a.flags.Load()&fIdle != 0 {
@@ -1222,7 +1222,7 @@ func (a *core) abandon(p *Proc) {
 	if m != nil {
 		a.fail(m.work(), errGoexit)
 	}
-	if g := a.grp; g != nil {
+	if g := a.cfg.grp; g != nil {
 		a.mu.Lock()
 		g.free = append(g.free, p.gw.w)
 		g.dropRunner(p)

@@ -233,7 +233,7 @@ func newWithItem[M any, P interface {
 // Such a message is made with its item beside it (withItem): one
 // allocation, not two.
 func (a *core) itemized(opts []SendOption) bool {
-	return !a.cfg.plain || a.grp != nil || hasMeta(opts)
+	return !a.cfg.plain || a.cfg.grp != nil || hasMeta(opts)
 }
 
 // hasMeta reports whether opts set a priority, a tag or a name.
@@ -350,7 +350,7 @@ func (a *core) send(m *message) {
 	if !a.intakePush(m) {
 		return
 	}
-	if a.grp != nil {
+	if a.cfg.grp != nil {
 		a.startGroup()
 	} else {
 		a.startPlain()
@@ -430,7 +430,7 @@ func (a *core) post(m *message, watched, hand bool) bool {
 		return false
 	}
 	switch {
-	case a.grp != nil:
+	case a.cfg.grp != nil:
 		a.startGroup()
 	case hand:
 		a.startPlain()

@@ -273,7 +273,7 @@ func (t *sendTell[S, V]) fail(error)     {}
 func (t *sendTell[S, V]) run(p *Proc) {
 	t.fn(p, t.a.stateOf(p), decode[V](t.p, t.w))
 	t.fn, t.p = nil, nil
-	if a := p.a; a.grp != nil {
+	if a := p.a; a.cfg.grp != nil {
 		a.flags.And(^uint32(fHandling)) // as tell.run
 	}
 }
@@ -330,7 +330,7 @@ func (t *sendAny[S, V]) recycle() {
 
 func (t *sendAny[S, V]) run(p *Proc) {
 	t.fn(p, t.a.stateOf(p), t.v)
-	if a := p.a; a.grp != nil {
+	if a := p.a; a.cfg.grp != nil {
 		a.flags.And(^uint32(fHandling)) // as tell.run
 	}
 }

@@ -25,13 +25,16 @@ func sizeClass(n uintptr) uintptr {
 	return n
 }
 
-// An idle actor costs one allocation of at most 192 bytes (issue 13):
-// the Actor with a pointer-sized state. This fails when a field added to
-// core (or to Actor) moves it into the next size class; BenchmarkMemory
-// measures the same thing as live heap.
-func TestAnIdleActorFitsIn192Bytes(t *testing.T) {
-	assert.LessOrEqual(t, sizeClass(unsafe.Sizeof(Actor[*int]{})), uintptr(192), "Actor[*int] is %d bytes", unsafe.Sizeof(Actor[*int]{}))
-	assert.LessOrEqual(t, unsafe.Sizeof(core{}), uintptr(184), "core") // 176 before the lane's pointer
+// An idle actor costs one allocation of at most 128 bytes (issue 13
+// asks for 192): the Actor with a pointer-sized state. This fails when
+// a field added to core (or to Actor) moves it into the next size
+// class; BenchmarkMemory measures the same thing as live heap. What
+// only some actors use is in queues, made when first needed: at most 64
+// bytes more.
+func TestAnIdleActorFitsIn128Bytes(t *testing.T) {
+	assert.LessOrEqual(t, sizeClass(unsafe.Sizeof(Actor[*int]{})), uintptr(128), "Actor[*int] is %d bytes", unsafe.Sizeof(Actor[*int]{}))
+	assert.LessOrEqual(t, unsafe.Sizeof(core{}), uintptr(120), "core")
+	assert.LessOrEqual(t, unsafe.Sizeof(queues{}), uintptr(64), "queues")
 }
 
 // A sender reads an actor's first cache line on every send (flags, the
@@ -40,31 +43,28 @@ func TestAnIdleActorFitsIn192Bytes(t *testing.T) {
 // (core's layout). With flags on the lock's line, each send took that
 // line from the runner's cache and the runner took it back: counting
 // and fork-join as whole processes took about 0.9x the time once they
-// were apart (BENCHMARKS.md, twenty-eighth session). An Actor[*T] (192
+// were apart (BENCHMARKS.md, twenty-eighth session). An Actor[*T] (128
 // bytes, a multiple of 64) is allocated on a line's start.
 func TestASendersLineIsNotTheRunners(t *testing.T) {
 	var c core
 	senders := map[string][2]uintptr{
 		"sys": {unsafe.Offsetof(c.sys), unsafe.Sizeof(c.sys)}, "cfg": {unsafe.Offsetof(c.cfg), unsafe.Sizeof(c.cfg)},
-		"grp": {unsafe.Offsetof(c.grp), unsafe.Sizeof(c.grp)}, "bound": {unsafe.Offsetof(c.bound), unsafe.Sizeof(c.bound)},
-		"lane": {unsafe.Offsetof(c.lane), unsafe.Sizeof(c.lane)}, "intake": {unsafe.Offsetof(c.intake), unsafe.Sizeof(c.intake)},
-		"flags": {unsafe.Offsetof(c.flags), unsafe.Sizeof(c.flags)},
+		"bound": {unsafe.Offsetof(c.bound), unsafe.Sizeof(c.bound)}, "lane": {unsafe.Offsetof(c.lane), unsafe.Sizeof(c.lane)},
+		"intake": {unsafe.Offsetof(c.intake), unsafe.Sizeof(c.intake)}, "flags": {unsafe.Offsetof(c.flags), unsafe.Sizeof(c.flags)},
+		// wdKey, read by the senders of deadlines while a handler runs,
+		// is on none of the lines the runner writes for every message.
+		"wdKey": {unsafe.Offsetof(c.wdKey), unsafe.Sizeof(c.wdKey)},
 	}
 	for name, f := range senders {
 		assert.LessOrEqual(t, f[0]+f[1], uintptr(64), "%s, read by every sender, is past the first line", name)
 	}
 	runners := map[string]uintptr{
 		"mu": unsafe.Offsetof(c.mu), "queued": unsafe.Offsetof(c.queued), "pn": unsafe.Offsetof(c.pn),
-		"phead": unsafe.Offsetof(c.phead), "ptail": unsafe.Offsetof(c.ptail), "qhead": unsafe.Offsetof(c.qhead),
-		"seq": unsafe.Offsetof(c.seq), "wdKey": unsafe.Offsetof(c.wdKey),
+		"phead": unsafe.Offsetof(c.phead), "ptail": unsafe.Offsetof(c.ptail), "qs": unsafe.Offsetof(c.qs),
+		"seq": unsafe.Offsetof(c.seq),
 	}
 	for name, off := range runners {
 		assert.GreaterOrEqual(t, off, uintptr(64), "%s, the runner's (written under its lock), is on the senders' line", name)
-	}
-	// wdKey, read by the senders of deadlines while a handler runs, is
-	// on none of the lines the runner writes for every message.
-	for _, name := range []string{"mu", "pn", "phead", "ptail", "seq"} {
-		assert.NotEqual(t, runners[name]/64, runners["wdKey"]/64, "wdKey shares %s's line", name)
 	}
 	assert.Zero(t, unsafe.Sizeof(Actor[*int]{})%64, "Actor[*int] is %d bytes: not a whole number of lines", unsafe.Sizeof(Actor[*int]{}))
 	assert.Zero(t, unsafe.Offsetof(Actor[*int]{}.core), "core opens the Actor")

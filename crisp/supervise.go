@@ -199,7 +199,7 @@ func (a *Actor[S]) restartWorker(p *Proc, fresh any) (err error) {
 		a.state = s
 	} else {
 		a.mu.Lock()
-		a.grp.states[p.gw.w] = s
+		a.cfg.grp.states[p.gw.w] = s
 		a.mu.Unlock()
 		p.gw.st = s
 	}
@@ -263,7 +263,7 @@ func (a *core) crashed(p *Proc, pe *PanicError) {
 	}
 	d := c.backoffAfter(k)
 	a.mu.Lock()
-	if a.grp != nil {
+	if a.cfg.grp != nil {
 		if d > 0 { // runGroup benches the worker as it frees it
 			lf.toBench = append(lf.toBench, benchReq{p, d})
 			lf.benches++
@@ -331,7 +331,7 @@ func (a *core) escalate(e *EscalationError) {
 // file. It keeps fActive, sets fHandling, and lets the runner go. Called
 // with a.mu held; the caller's runner exits without releasing the actor.
 func (a *core) pause(p *Proc, d time.Duration) bool {
-	lf := a.coop.life
+	lf := a.cs().life
 	now := a.sys.now()
 	if !a.sys.wd.Watch(&lf.pauseEntry, (*pauseTarget)(a), now.Add(d), now) {
 		return false // the system is shutting down: no backoff
@@ -355,7 +355,7 @@ type pauseTarget core
 func (t *pauseTarget) Expire(time.Time) {
 	a := (*core)(t)
 	a.mu.Lock()
-	lf := a.coop.life
+	lf := a.cs().life
 	if !lf.paused {
 		a.mu.Unlock()
 		return
@@ -413,7 +413,7 @@ func (a *core) benchWorker(p *Proc) bool {
 	b := &bench{a: a, w: p.gw.w}
 	now := a.sys.now()
 	if a.stopped() || !a.sys.wd.Watch(&b.wd, b, now.Add(d), now) {
-		a.grp.free = append(a.grp.free, p.gw.w)
+		a.cfg.grp.free = append(a.cfg.grp.free, p.gw.w)
 		a.benchDone()
 		return true
 	}
@@ -425,7 +425,7 @@ func (a *core) benchWorker(p *Proc) bool {
 
 // benchDone counts off a benched worker. Called with a.mu held.
 func (a *core) benchDone() {
-	lf := a.coop.life
+	lf := a.cs().life
 	if lf.benches--; lf.benches == 0 {
 		a.flags.And(^uint32(fLife))
 	}
@@ -442,7 +442,7 @@ type bench struct {
 func (b *bench) Expire(time.Time) {
 	a := b.a
 	a.mu.Lock()
-	lf := a.coop.life
+	lf := a.cs().life
 	i := 0
 	for i < len(lf.benched) && lf.benched[i] != b {
 		i++
@@ -452,7 +452,7 @@ func (b *bench) Expire(time.Time) {
 		return
 	}
 	lf.benched = append(lf.benched[:i], lf.benched[i+1:]...)
-	a.grp.free = append(a.grp.free, b.w)
+	a.cfg.grp.free = append(a.cfg.grp.free, b.w)
 	a.benchDone()
 	a.mu.Unlock()
 	a.startGroup()

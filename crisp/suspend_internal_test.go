@@ -79,7 +79,7 @@ func TestStoppedProcessesAreForgotten(t *testing.T) {
 	prB.Resolve(1, nil) // B is ready, behind the handler holding the actor
 
 	a.mu.Lock()
-	require.NotNil(t, a.coop)
+	require.NotNil(t, a.cs())
 	assert.Equal(t, 2, a.suspendedProcs())
 	a.mu.Unlock()
 	a.Stop()
@@ -121,14 +121,14 @@ func TestABurstOfSuspensionsLeavesNoTableBehind(t *testing.T) {
 	}
 	require.NoError(t, sys.WaitIdle(context.Background()))
 	a.mu.Lock()
-	assert.Nil(t, a.coop.procs, "the table of %d suspended processes outlived them", n)
+	assert.Nil(t, a.cs().procs, "the table of %d suspended processes outlived them", n)
 	a.mu.Unlock()
 }
 
 // suspendedProcs counts the processes in a's table. Called with a.mu held.
 func (a *core) suspendedProcs() int {
-	if a.coop == nil {
+	if a.cs() == nil {
 		return 0
 	}
-	return len(a.coop.procs) - len(a.coop.free)
+	return len(a.cs().procs) - len(a.cs().free)
 }

@@ -118,7 +118,7 @@ var _ [16 - nShards]struct{} // four bits hold a shard number (core.flags)
 // The list is a slice, each actor holding its index (core.sidx), rather
 // than links in every actor: only live actors take room in it, where two
 // links would cost every actor, idle ones too, 16 bytes (issue 13: an
-// idle actor fits the 192-byte size class). An actor leaves by swapping
+// idle actor fits the 128-byte size class). An actor leaves by swapping
 // the last one into its place, in O(1) as an unlink did.
 type shard struct {
 	mu     sync.Mutex // guards live, closed and the live actors' sidx

@@ -45,7 +45,10 @@ func earlierDeadline(x, y *message) bool {
 // keysInUse reports whether messages of the actor name keys: some may
 // wait in their lines while the actor runs nothing, so their deadlines
 // are the watchdog's to report even then. Called with a.mu held.
-func (a *core) keysInUse() bool { return a.coop != nil && len(a.coop.keys) > 0 }
+func (a *core) keysInUse() bool {
+	c := a.cs()
+	return c != nil && len(c.keys) > 0
+}
 
 // watchBlocked watches the deadlines of messages waiting for a key as
 // the actor goes idle: no runner will take them until the key comes
@@ -130,8 +133,8 @@ func (a *core) firstDeadline() time.Time {
 	if a.phead != nil && a.phead.dk != 0 {
 		first = a.phead
 	}
-	if a.dl != nil && a.dl.Len() > 0 {
-		if m := a.dl.Peek(); first == nil || m.dk < first.dk {
+	if dl := a.deadlines(); dl != nil && dl.Len() > 0 {
+		if m := dl.Peek(); first == nil || m.dk < first.dk {
 			first = m
 		}
 	}
@@ -155,8 +158,8 @@ func (a *core) firstKey() int64 {
 	if a.phead != nil && a.phead.dk != 0 {
 		k = a.phead.dk
 	}
-	if a.dl != nil && a.dl.Len() > 0 {
-		k = min(k, a.dl.Peek().dk)
+	if dl := a.deadlines(); dl != nil && dl.Len() > 0 {
+		k = min(k, dl.Peek().dk)
 	}
 	if l := a.lane.Load(); l != nil && l.dated.Load() {
 		if s, ok := l.peek(); ok && s.key() != 0 {
@@ -223,7 +226,7 @@ func (a *core) unblocked() bool { return a.queued > 0 && a.keysInUse() && !a.sto
 // startAny makes sure a runner serves the actor or group. Called
 // without a.mu.
 func (a *core) startAny() {
-	if a.grp != nil {
+	if a.cfg.grp != nil {
 		a.startGroup()
 	} else {
 		a.start()
@@ -231,7 +234,7 @@ func (a *core) startAny() {
 }
 
 // expireDue misses every queued message whose deadline is at or before
-// now. The outcomes go to a.failed, for delivery after unlocking. Called
+// now. The outcomes go to queues.failed, for delivery after unlocking. Called
 // with a.mu held.
 func (a *core) expireDue(now time.Time) {
 	if l := a.lane.Load(); l != nil {
@@ -247,12 +250,12 @@ func (a *core) expireDue(now time.Time) {
 			a.addFailure(failure{m: m, at: now})
 		}
 	}
-	for a.dl != nil && a.dl.Len() > 0 {
-		m := a.dl.Peek()
+	for dl := a.deadlines(); dl != nil && dl.Len() > 0; {
+		m := dl.Peek()
 		if nk < m.dk {
 			return
 		}
-		a.dl.Pop()
+		dl.Pop()
 		if !m.linked {
 			a.pn-- // spilled from the plain messages (placePlain)
 		}

@@ -136,7 +136,7 @@ func lateBatch[T any, P interface {
 		// Due a second before the watchdog started: far behind.
 		w.seq++
 		e := &entries[i]
-		e.w, e.seq = w, w.seq
+		e.seq = w.seq
 		w.heap = append(w.heap, slot{key: -int64(time.Second) + int64(i), seq: w.seq, e: e, t: P(&targets[i])})
 		w.up(len(w.heap) - 1)
 	}
@@ -280,7 +280,7 @@ func TestNudgeFindsAPassThatRunsOverItsSlack(t *testing.T) {
 			var due, later Entry
 			w.mu.Lock()
 			w.seq++
-			due.w, due.seq = w, w.seq
+			due.seq = w.seq
 			w.heap = append(w.heap, slot{key: -int64(time.Second), seq: w.seq, e: &due, t: b}) // a second behind
 			w.mu.Unlock()
 			now := w.clk.Now()
@@ -406,7 +406,7 @@ func helperRenewsAsItGoes(t *testing.T) bool {
 		targets[i].on, targets[i].release = &wdg, release
 		w.seq++
 		e := &entries[i]
-		e.w, e.seq = w, w.seq
+		e.seq = w.seq
 		w.heap = append(w.heap, slot{key: -int64(time.Second) + int64(i), seq: w.seq, e: e, t: &targets[i]})
 		w.up(len(w.heap) - 1)
 	}

@@ -84,20 +84,23 @@ type Renewer interface {
 }
 
 // Entry is the watchdog's handle on one watched deadline. Embed it in the
-// watched value; its zero value is "not watched". An Entry is in at most
-// one Watchdog at a time.
+// watched value; its zero value is "not watched". An Entry belongs to one
+// Watchdog for its life: watching or cancelling it in another is a misuse
+// the watchdog does not detect (crisp's actors, processes and timers
+// each use their system's).
 //
 // It holds no target: the heap slot does. crisp embeds an Entry in every
 // actor, and an idle actor's size decides which allocation size class it
-// falls into (issue 13), so the Entry stays two words; the slot, of which
+// falls into (issue 13), so the Entry is one word; the slot, of which
 // there is one per watched deadline rather than one per actor, carries
-// the target.
+// the target and the entry's address. (It was two words, the second
+// naming the watchdog holding the entry; an actor of a pointer state was
+// then 192 bytes, with it out 128.)
 type Entry struct {
-	// w is the watchdog holding the entry and seq the registration it is
-	// watched under; seq is 0 when not watched, renewing while its
-	// Renewer's renewal is pending. A heap slot whose seq differs is stale
-	// (cancelled or moved). Guarded by w's mu.
-	w   *Watchdog
+	// seq is the registration the entry is watched under: 0 when not
+	// watched, renewing while its Renewer's renewal is pending. A heap
+	// slot whose seq differs is stale (cancelled or moved). Guarded by
+	// the watchdog's mu.
 	seq uint64
 }
 
@@ -324,17 +327,11 @@ func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 		w.mu.Unlock()
 		return false
 	}
-	if e.seq != 0 {
-		if e.w != w {
-			w.mu.Unlock()
-			panic("crisp: watchdog.Watch of an entry another watchdog holds")
-		}
-		if e.seq != renewing { // a pending renewal has no slot
-			w.stale++ // its old slot
-		}
+	if e.seq != 0 && e.seq != renewing { // a pending renewal has no slot
+		w.stale++ // its old slot
 	}
 	w.seq++
-	e.w, e.seq = w, w.seq
+	e.seq = w.seq
 	w.push(slot{k, w.seq, e, t})
 	if !w.isArm || k < w.armed {
 		// Timed from a fresh reading: now may be stale (read before the
@@ -358,7 +355,7 @@ func (w *Watchdog) Watch(e *Entry, t Target, when, now time.Time) bool {
 func (w *Watchdog) Cancel(e *Entry) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if e.seq == 0 || e.w != w {
+	if e.seq == 0 {
 		return false
 	}
 	if e.seq == renewing {
