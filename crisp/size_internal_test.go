@@ -249,3 +249,14 @@ func TestEachProcessorHasItsOwnLiveShards(t *testing.T) {
 		}
 	}
 }
+
+// prefault touches a large block's pages and changes none of its bytes:
+// a block of actors it has run over is as make left it.
+func TestPrefaultLeavesABlockAsItWas(t *testing.T) {
+	for _, n := range []int{1, 511, 512, 5000} { // 64 KiB is 512 actors
+		all := make([]Actor[*int], n)
+		prefault(unsafe.Pointer(&all[0]), uintptr(n)*unsafe.Sizeof(all[0]))
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&all[0])), uintptr(n)*unsafe.Sizeof(all[0]))
+		require.Equal(t, -1, slices.IndexFunc(b, func(c byte) bool { return c != 0 }), "%d actors: a byte changed", n)
+	}
+}
