@@ -238,15 +238,16 @@ func (p *Proc) Sleep(d time.Duration) {
 // dropSleeper takes p off the list of sleeping processes. Called with
 // a.mu held.
 func (a *core) dropSleeper(p *Proc) {
-	if a.cs() == nil {
+	c := a.cs()
+	if c == nil {
 		return
 	}
-	ss := a.cs().sleepers
+	ss := c.sleepers
 	for i, q := range ss {
 		if q == p {
 			ss[i] = ss[len(ss)-1]
 			ss[len(ss)-1] = nil
-			a.cs().sleepers = ss[:len(ss)-1]
+			c.sleepers = ss[:len(ss)-1]
 			return
 		}
 	}
@@ -255,10 +256,11 @@ func (a *core) dropSleeper(p *Proc) {
 // wakeSleepers cuts every Sleep short: the actor is stopping. Called with
 // a.mu held.
 func (a *core) wakeSleepers() {
-	if a.cs() == nil {
+	c := a.cs()
+	if c == nil {
 		return
 	}
-	for _, p := range a.cs().sleepers {
+	for _, p := range c.sleepers {
 		if p.x.sleeping {
 			p.x.sleeping = false
 			a.sys.wd.Cancel(&p.x.wd)
@@ -556,12 +558,13 @@ func (a *core) forgetProc(m *message) {
 // dropCond takes m off the list of condition waiters. Called with a.mu
 // held.
 func (a *core) dropCond(m *message) {
-	cs := a.cs().conds
+	st := a.cs()
+	cs := st.conds
 	for i, c := range cs {
 		if c == m {
 			cs[i] = cs[len(cs)-1]
 			cs[len(cs)-1] = nil
-			a.cs().conds = cs[:len(cs)-1]
+			st.conds = cs[:len(cs)-1]
 			return
 		}
 	}
@@ -572,9 +575,10 @@ func (a *core) dropCond(m *message) {
 // actor calls it, without a.mu: conditions read the actor's state.
 func (a *core) checkConds() {
 	a.mu.Lock()
-	a.cs().dirty = false
-	ws := a.cs().scratch[:0]
-	for _, m := range a.cs().conds {
+	c := a.cs()
+	c.dirty = false
+	ws := c.scratch[:0]
+	for _, m := range c.conds {
 		ws = append(ws, condWait{m, a.procOf(m)})
 	}
 	a.mu.Unlock()
@@ -590,7 +594,7 @@ func (a *core) checkConds() {
 		}
 	}
 	a.mu.Lock()
-	a.cs().scratch = ws[:0]
+	c.scratch = ws[:0]
 	a.mu.Unlock()
 }
 

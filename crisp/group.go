@@ -247,9 +247,9 @@ func (a *core) checkGroupWait(w *message, j job) error {
 	if p == nil || p.selfWait {
 		return nil
 	}
-	if w.keyed() && p.m != nil && a.cs() != nil {
+	if c := a.cs(); w.keyed() && p.m != nil && c != nil {
 		for _, r := range w.ext.keys {
-			if l := a.cs().keys[r.key]; l != nil && l.holder == p.m {
+			if l := c.keys[r.key]; l != nil && l.holder == p.m {
 				// w cannot have started: naming it reads nothing its
 				// handler's run writes.
 				return fmt.Errorf("%w: a worker of group %s waits for message %s of that same group, which needs key %v that the waiting message holds",
@@ -314,8 +314,9 @@ func SpawnGroup[S any](sys *System, states []S, opts ...ActorOption) *Group[S] {
 	}
 	g := new(Group[S])
 	a := &g.a
-	// The group is the actor's configuration's: a copy of its own, so
-	// that a sender finds it on the line it reads anyway (core's layout).
+	// A group has a configuration of its own, a copy, which names the
+	// group: a sender finds it there, on the line of the actor it reads
+	// anyway (core's layout).
 	cfg := *configFor[S](opts)
 	gr := &group{states: make([]any, len(states))}
 	for i, s := range states[1:] {

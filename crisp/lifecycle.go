@@ -112,10 +112,11 @@ func (a *core) lifeOf() *lifeState {
 // life returns the actor's lifecycle state, or nil. Called with a.mu
 // held.
 func (a *core) life() *lifeState {
-	if a.cs() == nil {
+	c := a.cs()
+	if c == nil {
 		return nil
 	}
-	return a.cs().life
+	return c.life
 }
 
 // setEnd records why the actor is ending, unless a reason is recorded

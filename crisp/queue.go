@@ -347,7 +347,7 @@ func (a *core) placePlain(m *message) bool {
 			if !a.cfg.edf {
 				return false
 			}
-			a.dlIndex().Push(m)
+			a.deadlineIndex().Push(m)
 			a.pn++
 			return true
 		}
@@ -373,9 +373,9 @@ func (a *core) deadlines() *runq.Queue[*message] {
 	return a.qs.dl
 }
 
-// dlIndex returns the actor's deadline index, made if it has none.
+// deadlineIndex returns the actor's deadline index, made if it has none.
 // Called with a.mu held.
-func (a *core) dlIndex() *runq.Queue[*message] {
+func (a *core) deadlineIndex() *runq.Queue[*message] {
 	qs := a.queues()
 	if qs.dl == nil {
 		qs.dl = runq.New(earlierDeadline, dlIndex)
@@ -479,7 +479,7 @@ func (a *core) popPlain(m *message) {
 func (a *core) enqueue(m *message) {
 	if !m.resumed {
 		if m.dk != 0 {
-			a.dlIndex().Push(m)
+			a.deadlineIndex().Push(m)
 		}
 		if m.keyed() && !a.joinLines(m) {
 			return // waits in its lines for a key

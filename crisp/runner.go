@@ -814,20 +814,22 @@ func (a *core) standBy(p *Proc) bool {
 // spareRunner returns the runner parked as the actor's spare, or nil.
 // Called with a.mu held.
 func (a *core) spareRunner() *Proc {
-	if a.cs() == nil {
+	c := a.cs()
+	if c == nil {
 		return nil
 	}
-	return a.cs().spare
+	return c.spare
 }
 
 // dismissSpare sends the spare runner, if any, away. Called with a.mu
 // held.
 func (a *core) dismissSpare() {
-	if a.cs() == nil {
+	c := a.cs()
+	if c == nil {
 		return
 	}
-	if sp := a.cs().spare; sp != nil {
-		a.cs().spare = nil
+	if sp := c.spare; sp != nil {
+		c.spare = nil
 		sp.serve = false
 		sp.signal()
 	}
