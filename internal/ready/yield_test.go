@@ -193,14 +193,22 @@ func TestSpacedCountsFromTheRunsStartAndFromEachRestart(t *testing.T) {
 	dueAfterTheGap(&since, "since it had the processor back")
 }
 
+// stepCounter returns a maker of test counters (SetCounter) that count
+// in ns, below the counter's reading at initialisation: step(d) advances
+// d a reading. reads counts the readings of all it makes.
+func stepCounter() (step func(d int64) func() int64, reads *atomic.Int64) {
+	var c atomic.Int64
+	c.Store(-1 << 62)
+	reads = new(atomic.Int64)
+	return func(d int64) func() int64 {
+		return func() int64 { reads.Add(1); return c.Add(d) }
+	}, reads
+}
+
 // Every Gosched is timed, by the counter.
 func TestGoschedMarksTheMachineBusyWhenSlow(t *testing.T) {
 	quiet(t)
-	var c, reads atomic.Int64
-	c.Store(-1 << 62) // below the counter's reading at initialisation: ns
-	step := func(d int64) func() int64 {
-		return func() int64 { reads.Add(1); return c.Add(d) }
-	}
+	step, reads := stepCounter()
 	defer SetCounter(step(1000))() // a microsecond
 	for range 100 {
 		Gosched()
@@ -295,11 +303,7 @@ func TestParkInsteadGoesByBusyAloneWhenItDoesNotReadTheClock(t *testing.T) {
 // first: a slow one marks the machine busy, and a quick one does not.
 func TestSpinYieldTimesEveryFirstYieldAndMarksTheMachineBusyIfSlow(t *testing.T) {
 	quiet(t)
-	var c, reads atomic.Int64
-	c.Store(-1 << 62) // below the counter's reading at initialisation: ns
-	step := func(d int64) func() int64 {
-		return func() int64 { reads.Add(1); return c.Add(d) }
-	}
+	step, reads := stepCounter()
 	defer SetCounter(step(SlowTicks + 1))() // every timed yield slow
 	if SpinYield(false) || reads.Load() != 0 {
 		t.Fatalf("a later yield of a spin read the counter %d times, or came back slow", reads.Load())
