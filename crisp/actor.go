@@ -108,7 +108,7 @@ type core struct {
 type queues struct {
 	q      policy.Queue          // ready work in policy order; nil when none
 	qhead  *message              // queued work in the order it was queued
-	qtail  *message              //
+	qtail  *message              // the list's last
 	dl     *runq.Queue[*message] // queued messages with a deadline, earliest first; nil when none
 	failed *failures             // outcomes to deliver after unlocking; nil when none
 	coop   *coopState            // nil until the actor awaits a condition, sleeps, suspends or sees keys
