@@ -71,15 +71,7 @@ func Yield() {
 // the machine was marked busy (BENCHMARKS.md, twenty-fourth session).
 // It reads the processor's counter (ticks), cheaper than the runtime's
 // clock: the two readings add 18 ns to a Gosched of about 75.
-func YieldTimed() {
-	t := counter() // clock seam: how long the scheduler took, in real time on any clock
-	runtime.Gosched()
-	if d := counter() - t; d > slowTicks { // clock seam: as above
-		if end := now(); inNanos(d, end) > sliceYield { // clock seam: as above
-			markBusy(end)
-		}
-	}
-}
+func YieldTimed() { goschedCounted(sliceYield) }
 
 // sliceYield is how long, in ns, a yield that YieldTimed finds slow
 // took: longer than one behind crisp's own runners, shorter than one
@@ -187,7 +179,7 @@ func SetBusy(b bool) {
 // 781 ms (forty-first session). A runner steps aside at most once in 16
 // messages, so the counter's two readings (about 16 ns) cost it about
 // a nanosecond a message.
-func Gosched() { goschedCounted() }
+func Gosched() { goschedCounted(slowYield) }
 
 // ParkInstead reports whether a goroutine about to spin for a result
 // (future's spin) should park at once instead: a Gosched has lately come
@@ -234,17 +226,17 @@ func SpinYield(first bool) (slow bool) {
 		runtime.Gosched()
 		return false
 	}
-	return goschedCounted()
+	return goschedCounted(slowYield)
 }
 
 // goschedCounted is runtime.Gosched, timed by the processor's counter:
-// if it comes back more than slowYield later, it marks the machine busy
+// if it comes back more than slow ns later, it marks the machine busy
 // and reports true.
-func goschedCounted() (slow bool) {
+func goschedCounted(slow int64) bool {
 	t := counter() // clock seam: how long the scheduler took, in real time on any clock
 	runtime.Gosched()
 	if d := counter() - t; d > slowTicks { // clock seam: as above
-		if end := now(); inNanos(d, end) > slowYield { // clock seam: as above
+		if end := now(); inNanos(d, end) > slow { // clock seam: as above
 			markBusy(end)
 			return true
 		}
