@@ -177,7 +177,7 @@ func SetBusy(b bool) {
 // beside two such goroutines showed 15 of these yields, and 17 of
 // lingering runners' (Yield), each waiting about 20 ms, in a run of
 // 781 ms (forty-first session). A runner steps aside at most once in 16
-// messages, so the counter's two readings (about 16 ns) cost it about
+// messages, so the counter's two readings (18 ns: YieldTimed) cost it about
 // a nanosecond a message.
 func Gosched() { goschedCounted(slowYield) }
 
@@ -219,7 +219,7 @@ func ParkInstead() bool {
 // the fourth pair (96 ms into the run, 206 ms of such waits). Timed by
 // the counter, every first yield, it was found busy at the first (26,
 // 30 and 38 ms into three runs); on a quiet machine the two readings
-// (about 16 ns) cost what one in four of the clock's did: request-reply
+// (18 ns: YieldTimed) cost what one in four of the clock's did: request-reply
 // took 1.03x (0.88-1.11) the time (BENCHMARKS.md, forty-first session).
 func SpinYield(first bool) (slow bool) {
 	if !first {
