@@ -163,9 +163,10 @@
 // reply, with one allocation; a deadline adds a clock read at send and
 // a read of the processor's counter as the message starts (amd64, real
 // clock; elsewhere a second clock read); an idle
-// actor costs 128 bytes (64 more once it has queued work out of arrival
-// order or a deadline watched) and a queued deadlined Call with its
-// future 128, its deadline held as an 8-byte key (BenchmarkMemory). Senders never wait
+// actor costs 128 bytes (64 more, once, when it first queues work in its
+// policy's order rather than arrival order, has a message fail or a
+// process suspend) and a queued deadlined Call with its future 128, its
+// deadline held as an 8-byte key (BenchmarkMemory). Senders never wait
 // for an actor's lock: they push onto a lock-free
 // stack that the actor's runner sorts into its policy queue, in O(1) for
 // messages that arrive in order (no deadline, or the same relative
