@@ -36,25 +36,33 @@ func TestAChainRunsOnTheGoroutineOfItsFirstRunner(t *testing.T) {
 		runs <- hopRun{gid.Current(), p, p.a == &ring[i].core}
 	})
 	Tell(ring[0], hop(0))
-	first := <-runs
-	assert.True(t, first.mine, "hop 0 runs with its actor's Proc")
-	same, sameProc := 1, 1
+	prev := <-runs
+	assert.True(t, prev.mine, "hop 0 runs with its actor's Proc")
+	moves, procMoves := 0, 0
 	for i := 1; i < n; i++ {
 		r := <-runs
 		assert.True(t, r.mine, "hop %d runs with its actor's Proc", i)
-		if r.g == first.g {
-			same++
+		if r.g != prev.g {
+			moves++
 		}
-		if r.p == first.p {
-			sameProc++
+		if r.p != prev.p {
+			procMoves++
 		}
+		prev = r
 	}
 	require.NoError(t, sys.WaitIdle(context.Background()))
-	// The sweep may start one held back on a goroutine of its own if the
-	// machine keeps this one from running for a millisecond; no more.
-	assert.GreaterOrEqual(t, same, n-2, "hops run on the first runner's goroutine")
+	// A hop moves to a new goroutine only when its Tell is not handed
+	// off: the sweep may start one held back on a goroutine of its own if
+	// the machine keeps this one from running for a millisecond, and a
+	// runner that the runtime moved to another processor between its
+	// batch's start and its Tell finds its slot naming another goroutine
+	// (noteRunner) and starts the next actor at once (under the race
+	// detector, about one run in 400 to 1,500: the chain went on from
+	// its third hop on one new goroutine). Twice at most; without
+	// hand-offs every hop moves.
+	assert.LessOrEqual(t, moves, 2, "hops moved to another goroutine")
 	// And the goroutine keeps its Proc, made new for each actor (exit).
-	assert.GreaterOrEqual(t, sameProc, n-2, "hops run with the first runner's Proc")
+	assert.LessOrEqual(t, procMoves, 2, "hops moved to another Proc")
 }
 
 // A handler that Tells an idle actor and then waits, outside crisp, for
