@@ -30,20 +30,28 @@ import (
 // B's start is then late by the rest of the handler. Whatever would
 // make that long starts B's runner at once instead (releaseHanded):
 //   - another message sent to B (a handler that goes on sending, or
-//     any other sender), unless crowded (below);
+//     any other sender), but for those below;
 //   - another actor woken the same way by the same handler (only the
 //     last is held back);
 //   - the handler blocking in crisp: Await, AwaitCond, Suspend, Sleep,
 //     and Get (or GetWithin, GetContext) on a future of crisp's;
 //   - the actor stopping, or the system shutting down.
 //
-// While crisp's goroutines already wait for processors (crowded), the
-// runner that held B back keeps it held for more of its own work: up to
-// maxKept of its actor's next messages (afterHanded), and its handler's
-// further plain messages to B. B then runs, with all that was sent to
-// it meanwhile, on the same goroutine if that runner is out of work by
-// then: a goroutine started for B beside it would have waited for a
-// processor too.
+// If its own actor has more work when the handler returns, the runner
+// that held B back keeps it held for some of that work (keepHeld): up
+// to maxKept of its actor's next messages, while those have taken less
+// than handKeep of real time, or, while crisp's goroutines already
+// wait for processors (crowded), whatever they take. Their plain
+// messages to B then leave it held too, and so does the holding
+// handler's own further Tell to B while crowded. B then runs, with all
+// that was sent to it meanwhile, on the same goroutine if that runner
+// is out of work by then. A goroutine started for B would not have run
+// it sooner: an idle processor takes a new goroutine from a busy one
+// only after a pause (Go's runnext steal), which handKeep is within,
+// and a crowded processor not at all. What it saves: the tokens of a
+// ring that catch up with each other and travel together took a
+// goroutine's start and end per hop and token after the first; held,
+// they travel on one goroutine.
 //
 // And a sweep (sweepHanded), every handSweep of real time while
 // hand-offs are made, starts any held back since the sweep before: a
@@ -100,7 +108,14 @@ type handSlot struct {
 	pendG atomic.Uintptr
 	seq   atomic.Uint32 // hand-offs made here, ever: the sweep compares
 	seen  uint32        // seq at the sweep before; the sweep's, under handState.mu
-	_     [64 - 40]byte
+	// keep is set while the runner that holds pend back runs more of
+	// its own actor's messages and keeps it held (keepHeld): their Tells
+	// to it then leave it held too (releaseHanded). handOff clears it.
+	// keptAt is keepClock's reading as the first of those started: the
+	// holder's, in the slot for want of room in its Proc.
+	keep   atomic.Bool
+	keptAt atomic.Int64
+	_      [64 - 56]byte
 }
 
 // handState is a system's hand-off state.
@@ -168,6 +183,9 @@ func (a *core) handOff() (held bool, old *core) {
 		return false, nil // not in a handler
 	}
 	a.flags.Or(fHanded)
+	if h.keep.Load() {
+		h.keep.Store(false) // a swap: not on every hand-off
+	}
 	h.pendG.Store(uintptr(p.g))
 	old = h.pend.Swap(a)
 	h.seq.Add(1)
@@ -237,7 +255,8 @@ func (s *System) takeHanded(p *Proc) *core {
 // releaseHanded starts the runner of a now if it is held back, wherever
 // it is: a message was sent to it, or it stopped. If mayKeep (the
 // message may wait for a hand-off: wakeHeld), a stays held when the
-// calling goroutine's handler held it back and crowded says so.
+// calling goroutine's handler held it back and its runner keeps it held
+// (keepHeld; the slot's keep) or crowded says so.
 //
 //go:noinline
 func (s *System) releaseHanded(a *core, mayKeep bool) {
@@ -246,7 +265,7 @@ func (s *System) releaseHanded(a *core, mayKeep bool) {
 		if h.pend.Load() != a {
 			continue
 		}
-		if mayKeep && h.pendG.Load() == uintptr(gid.Current()) && crowded() {
+		if mayKeep && h.pendG.Load() == uintptr(gid.Current()) && (h.keep.Load() || crowded()) {
 			return
 		}
 		if h.pend.CompareAndSwap(a, nil) {
@@ -256,16 +275,11 @@ func (s *System) releaseHanded(a *core, mayKeep bool) {
 	}
 }
 
-// crowded reports whether a runner held back, whose actor has more work
-// on the way from the runner that held it (its handler goes on sending
-// to it, or its own actor has more messages), should stay held rather
-// than start beside that runner: some of crisp's goroutines made
-// runnable wait for a processor (ready.Queued), so a new one would wait
-// too, and run nothing beside it sooner. (Callers spinning in Get are
-// not counted: they may wait for what the held runner would do.) What
-// it saves: tokens of a ring that catch up with each other, and then
-// travel together, took a goroutine's start and end per hop of the
-// pair; held, the pair travels on one goroutine.
+// crowded reports whether crisp's goroutines made runnable wait for a
+// processor (ready.Queued): a runner started now would wait too, and
+// run nothing sooner than the runner that holds it back (keepHeld,
+// releaseHanded). Callers spinning in Get are not counted: they may wait
+// for what the held runner would do.
 func crowded() bool { return ready.Queued() }
 
 // flushHanded starts the runner p held back, if any: p's handler is
@@ -304,32 +318,70 @@ func (s *System) flushHandedHere() {
 
 // afterHanded is the runner's look once a handler that held back a
 // runner (p.hslot) has returned, with a.mu held: if a has more work,
-// the held-back runner starts now, to run beside it, unless crowded,
-// and then for at most maxKept of a's messages. It runs on every return
-// of a handler while one is held, so a held runner starts as soon as
-// processors are no longer crowded.
+// the held-back runner starts now, to run beside it, unless keepHeld
+// keeps it held for a's next message. It runs on every return of a
+// handler while one is held.
 func (a *core) afterHanded(p *Proc) {
 	switch {
 	case a.stopped():
 		p.flushHanded()
 	case a.arrived() || a.pn > 0 || a.listed():
-		if p.kept >= maxKept || !crowded() {
+		if !p.keepHeld() {
 			p.flushHanded()
-		} else {
-			p.kept++
 		}
 	}
 }
 
+// keepHeld reports whether the runner p's handler held back stays held
+// while p runs its actor's next message, and counts that message
+// (p.kept) if so. It stays held for up to maxKept messages, and, unless
+// crowded, while p has run them for less than handKeep of real time:
+// the clock is read as the first is taken (the slot's keptAt) and after the
+// 1st, 3rd, 7th, ... (2^k - 1 of them), so a run of short handlers pays
+// a few readings, and a long handler is found out at once.
+func (p *Proc) keepHeld() bool {
+	h := &p.a.sys.hand.slots[p.hslot-1]
+	switch k := p.kept; {
+	case k >= maxKept:
+		return false
+	case k == 0:
+		h.keptAt.Store(keepClock())
+		h.keep.Store(true) // until the next hand-off here
+	case k&(k+1) == 0 && !crowded() && keepClock()-h.keptAt.Load() >= int64(handKeep):
+		return false
+	}
+	p.kept++
+	return true
+}
+
+// keepEpoch is the origin of keepClock's readings.
+var keepEpoch = time.Now() // clock seam: handKeep is a cost of Go's scheduler, real time, as handSweep
+
+// keepClock returns the real (monotonic) time since keepEpoch, in
+// nanoseconds.
+func keepClock() int64 { return int64(time.Since(keepEpoch)) } // clock seam: as keepEpoch
+
 // maxKept bounds how many of its own messages a runner runs while it
-// keeps the runner it held back waiting (crowded): enough for the tokens
-// of a ring travelling together (bench's rings have 10), few enough that
-// an actor with a backlog does not keep the one it woke from its work
-// for long. Without the bound, bench's big (120 actors pinging each
-// other, each waiting for its pong) took 1.46x the time (whole-process
-// pairs, median of 6; range 0.86-1.87): a pong waited for the ponger's
-// whole backlog, or the sweep.
-const maxKept = 8
+// keeps the runner it held back waiting (keepHeld): the bound where the
+// clock does not move (a testing/synctest bubble) or is not read
+// (crowded). A held runner waits for the holder's work or a sweep,
+// whichever ends first. Measured at 8 with runners kept only while
+// crowded, bench's big (120 actors pinging each other, each waiting for
+// its pong) took 1.46x the time without a bound (AMD EPYC, whole-process
+// pairs, median of 6; range 0.86-1.87).
+const maxKept = 64
+
+// handKeep is how long, in real time, a runner's own next messages may
+// keep the runner it held back waiting, unless crowded (keepHeld). A
+// goroutine started by a busy runner waits for it just as long or
+// longer: Go lets an idle processor take it from the busy one's next
+// slot only after a pause (usleep(3) in runqgrab, 50 µs or more under
+// Linux's default timer slack). Measured (AMD EPYC, 2 vCPU): a `go`
+// statement from a goroutine that spins on ran on the other, idle,
+// processor after 106 µs (p10; median 109 µs) when that processor had
+// just run, and after 155 µs (p10; median 214-275 µs, p90 2.9 ms) when
+// it had been idle for 200 µs.
+const handKeep = 50 * time.Microsecond
 
 // armHandSweep starts the sweep, unless it runs already.
 func (s *System) armHandSweep() {

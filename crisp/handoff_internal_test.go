@@ -141,21 +141,24 @@ func crowd(t *testing.T) {
 	t.Cleanup(ready.Done)
 }
 
-// While crisp's goroutines wait for processors, a runner held back for
-// a handler stays held when its holder has more to do, and otherwise
-// starts at once as before: its holder's actor has more work (for up to
-// maxKept messages), or the handler sends it more. A message from
-// another goroutine or with a near deadline, or a process of the
-// holder's actor that resumes, still starts it at once. Each
-// case's handler then waits on a channel, which crisp cannot see, for
-// the held actor: how long it waited says whether the runner was held.
-func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
+// A runner held back for a handler stays held while its holder's actor
+// has more work: for up to maxKept messages that take less than handKeep
+// of real time, or, while crisp's goroutines wait for processors
+// (crowded), whatever they take. The handler's own further Tell to it
+// leaves it held only while crowded. A message from another goroutine
+// or with a near deadline, or a process of the holder's actor that
+// resumes, starts it at once. Each case's handler then waits on a
+// channel, which crisp cannot see, for the held actor: how long it
+// waited says whether the runner was held. (In a testing/synctest
+// bubble the clock moves only while every goroutine waits: runs of
+// handlers take no time but for the case that sleeps.)
+func TestARunnerHeldBackWaitsForItsHoldersShortWork(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		// run makes the waiting handler wait for b (close(done) in a
 		// handler of b), and returns how long it waited.
-		run  func(t *testing.T, a, b *Actor[int]) time.Duration
-		held bool // while crowded; never otherwise
+		run               func(t *testing.T, a, b *Actor[int]) time.Duration
+		held, heldCrowded bool // when not crowded, and when crowded
 	}{
 		{"the holder's actor has more work", func(t *testing.T, a, b *Actor[int]) time.Duration {
 			gate := make(chan struct{})
@@ -163,7 +166,15 @@ func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
 			done := make(chan struct{})
 			Tell(a, func(*Proc, int) { Tell(b, func(*Proc, int) { close(done) }) })
 			return waitIn(t, a, gate, done)
-		}, true},
+		}, true, true},
+		{"the holder's actor has more work that takes long", func(t *testing.T, a, b *Actor[int]) time.Duration {
+			gate := make(chan struct{})
+			Tell(a, func(*Proc, int) { <-gate })
+			done := make(chan struct{})
+			Tell(a, func(*Proc, int) { Tell(b, func(*Proc, int) { close(done) }) })
+			Tell(a, func(*Proc, int) { time.Sleep(handKeep) }) // crisp cannot see this wait: a handler that computes
+			return waitIn(t, a, gate, done)
+		}, false, true},
 		{"the holder's actor has a backlog", func(t *testing.T, a, b *Actor[int]) time.Duration {
 			gate := make(chan struct{})
 			Tell(a, func(*Proc, int) { <-gate })
@@ -173,13 +184,13 @@ func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
 				Tell(a, func(*Proc, int) {})
 			}
 			return waitIn(t, a, gate, done)
-		}, false},
+		}, false, false},
 		{"the handler sends it more", func(t *testing.T, a, b *Actor[int]) time.Duration {
 			return handlerWaits(t, a, func(done chan struct{}) {
 				Tell(b, func(*Proc, int) {})
 				Tell(b, func(*Proc, int) { close(done) })
 			})
-		}, true},
+		}, false, true},
 		{"another goroutine sends to it", func(t *testing.T, a, b *Actor[int]) time.Duration {
 			held := make(chan struct{})
 			go func() {
@@ -190,13 +201,13 @@ func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
 				Tell(b, func(*Proc, int) { close(done) })
 				close(held)
 			})
-		}, false},
+		}, false, false},
 		{"the handler sends it a near deadline", func(t *testing.T, a, b *Actor[int]) time.Duration {
 			return handlerWaits(t, a, func(done chan struct{}) {
 				Tell(b, func(*Proc, int) {})
 				Tell(b, func(*Proc, int) { close(done) }, Within(handFar-1))
 			})
-		}, false},
+		}, false, false},
 		{"a process of the holder's actor resumes", func(t *testing.T, a, b *Actor[int]) time.Duration {
 			pr := future.NewPromise[int](nil)
 			done := make(chan struct{})
@@ -215,7 +226,7 @@ func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
 			_, err := f.Get()
 			require.NoError(t, err)
 			return waited
-		}, false},
+		}, false, false},
 	} {
 		for _, crowded := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, crowded %v", tc.name, crowded), func(t *testing.T) {
@@ -234,7 +245,7 @@ func TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded(t *testing.T) {
 					sys := NewSystem()
 					defer sys.Shutdown(context.Background())
 					waited := tc.run(t, Spawn(sys, 0), Spawn(sys, 0))
-					if crowded && tc.held {
+					if tc.held || crowded && tc.heldCrowded {
 						assert.Positive(t, waited, "held back until a sweep")
 						assert.LessOrEqual(t, waited, 2*handSweep, "the held-back runner started within two sweeps")
 					} else {
@@ -278,39 +289,50 @@ func waitIn(t *testing.T, a *Actor[int], gate chan struct{}, done chan struct{})
 	return waited
 }
 
-// Two tokens of a ring that travel together, while crisp's goroutines
-// wait for processors, travel on one goroutine: the leading token's
-// hand-off stays held while its actor runs the second token, whose Tell
-// joins it.
-func TestTokensTravellingTogetherShareAGoroutineWhileCrowded(t *testing.T) {
-	// One processor, as in TestARunnerHeldBackWaitsForItsHolderOnlyWhileCrowded:
-	// ring[0]'s runner blocks on the gate and may come back on the other
-	// processor, whose slot does not name it (noteRunner fills it as a
-	// batch starts); the leading token's Tell then starts ring[1] at
-	// once, and the two tokens travel apart on a goroutine each. Under the
-	// race detector on two processors that was 6-9 runs in 300, at
-	// ca8f302 as after it.
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	synctest.Test(t, func(t *testing.T) {
-		crowd(t)
-		sys := NewSystem()
-		defer sys.Shutdown(context.Background())
-		const n = 40
-		gs := make(chan string, 2*n)
-		ring, hop := chainOf(sys, n, func(int, *Proc) { gs <- goroutineNumber() })
-		gate := make(chan struct{})
-		Tell(ring[0], func(*Proc, int) { <-gate })
-		Tell(ring[0], hop(0))
-		Tell(ring[0], hop(0))
-		close(gate)
-		require.NoError(t, sys.WaitIdle(context.Background()))
-		close(gs)
-		seen := map[string]int{}
-		for g := range gs {
-			seen[g]++
+// Tokens of a ring that travel together travel on one goroutine,
+// whether or not crisp's goroutines wait for processors: the leading
+// token's hand-off stays held while its actor runs the tokens behind
+// it, whose Tells join it (in a testing/synctest bubble the handlers
+// take no time, so handKeep never runs out).
+func TestTokensTravellingTogetherShareAGoroutine(t *testing.T) {
+	for _, tokens := range []int{2, 10} {
+		for _, crowded := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d tokens, crowded %v", tokens, crowded), func(t *testing.T) {
+				// One processor, as in TestARunnerHeldBackWaitsForItsHoldersShortWork:
+				// ring[0]'s runner blocks on the gate and may come back on
+				// the other processor, whose slot does not name it
+				// (noteRunner fills it as a batch starts); the leading
+				// token's Tell then starts ring[1] at once, and the tokens
+				// travel apart on a goroutine each. Under the race detector
+				// on two processors that was 6-9 runs in 300, at ca8f302 as
+				// after it.
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+				synctest.Test(t, func(t *testing.T) {
+					if crowded {
+						crowd(t)
+					}
+					sys := NewSystem()
+					defer sys.Shutdown(context.Background())
+					const n = 40
+					gs := make(chan string, tokens*n)
+					ring, hop := chainOf(sys, n, func(int, *Proc) { gs <- goroutineNumber() })
+					gate := make(chan struct{})
+					Tell(ring[0], func(*Proc, int) { <-gate })
+					for range tokens {
+						Tell(ring[0], hop(0))
+					}
+					close(gate)
+					require.NoError(t, sys.WaitIdle(context.Background()))
+					close(gs)
+					seen := map[string]int{}
+					for g := range gs {
+						seen[g]++
+					}
+					assert.Len(t, seen, 1, "goroutines the %d hops ran on", tokens*n)
+				})
+			})
 		}
-		assert.Len(t, seen, 1, "goroutines the %d hops ran on", 2*n)
-	})
+	}
 }
 
 // chainOf spawns n actors of sys and returns them with hop: hop(i) is a
