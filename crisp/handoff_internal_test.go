@@ -172,7 +172,9 @@ func TestARunnerHeldBackWaitsForItsHoldersShortWork(t *testing.T) {
 			Tell(a, func(*Proc, int) { <-gate })
 			done := make(chan struct{})
 			Tell(a, func(*Proc, int) { Tell(b, func(*Proc, int) { close(done) }) })
-			Tell(a, func(*Proc, int) { time.Sleep(handKeep) }) // crisp cannot see this wait: a handler that computes
+			// A handler that computes for handKeep: in the bubble, a
+			// timer crisp cannot see, on the bubble's clock.
+			Tell(a, func(*Proc, int) { <-time.After(handKeep) })
 			return waitIn(t, a, gate, done)
 		}, false, true},
 		{"the holder's actor has a backlog", func(t *testing.T, a, b *Actor[int]) time.Duration {
@@ -230,20 +232,7 @@ func TestARunnerHeldBackWaitsForItsHoldersShortWork(t *testing.T) {
 	} {
 		for _, crowded := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, crowded %v", tc.name, crowded), func(t *testing.T) {
-				// One processor: handOff finds the sending handler's runner
-				// through its processor's slot, which the runner fills as
-				// its batch starts (noteRunner). A runner that blocked in
-				// a handler (the gate) and came back on the other
-				// processor held nothing back and started the other actor
-				// at once: under the race detector, about one run in 400
-				// of "the holder's actor has more work, crowded true".
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-				synctest.Test(t, func(t *testing.T) {
-					if crowded {
-						crowd(t)
-					}
-					sys := NewSystem()
-					defer sys.Shutdown(context.Background())
+				handOffBubble(t, crowded, func(t *testing.T, sys *System) {
 					waited := tc.run(t, Spawn(sys, 0), Spawn(sys, 0))
 					if tc.held || crowded && tc.heldCrowded {
 						assert.Positive(t, waited, "held back until a sweep")
@@ -255,6 +244,27 @@ func TestARunnerHeldBackWaitsForItsHoldersShortWork(t *testing.T) {
 			})
 		}
 	}
+}
+
+// handOffBubble runs body with a new system in a testing/synctest
+// bubble on one processor, crowded (crowd) if asked. One processor:
+// handOff finds the sending handler's runner through its processor's
+// slot, which the runner fills as its batch starts (noteRunner). A
+// runner that blocked in a handler (a test's gate) and came back on the
+// other processor held nothing back and started the other actor at
+// once: under the race detector, about one run in 400 of "the holder's
+// actor has more work, crowded true", and 6-9 runs in 300 of two tokens
+// travelling together (at ca8f302 as after it).
+func handOffBubble(t *testing.T, crowded bool, body func(t *testing.T, sys *System)) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		if crowded {
+			crowd(t)
+		}
+		sys := NewSystem()
+		defer sys.Shutdown(context.Background())
+		body(t, sys)
+	})
 }
 
 // handlerWaits runs, in a handler of a, send and then a wait on done,
@@ -298,21 +308,7 @@ func TestTokensTravellingTogetherShareAGoroutine(t *testing.T) {
 	for _, tokens := range []int{2, 10} {
 		for _, crowded := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%d tokens, crowded %v", tokens, crowded), func(t *testing.T) {
-				// One processor, as in TestARunnerHeldBackWaitsForItsHoldersShortWork:
-				// ring[0]'s runner blocks on the gate and may come back on
-				// the other processor, whose slot does not name it
-				// (noteRunner fills it as a batch starts); the leading
-				// token's Tell then starts ring[1] at once, and the tokens
-				// travel apart on a goroutine each. Under the race detector
-				// on two processors that was 6-9 runs in 300, at ca8f302 as
-				// after it.
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-				synctest.Test(t, func(t *testing.T) {
-					if crowded {
-						crowd(t)
-					}
-					sys := NewSystem()
-					defer sys.Shutdown(context.Background())
+				handOffBubble(t, crowded, func(t *testing.T, sys *System) {
 					const n = 40
 					gs := make(chan string, tokens*n)
 					ring, hop := chainOf(sys, n, func(int, *Proc) { gs <- goroutineNumber() })
