@@ -161,31 +161,21 @@ func TestARunnerHeldBackWaitsForItsHoldersShortWork(t *testing.T) {
 		held, heldCrowded bool // when not crowded, and when crowded
 	}{
 		{"the holder's actor has more work", func(t *testing.T, a, b *Actor[int]) time.Duration {
-			gate := make(chan struct{})
-			Tell(a, func(*Proc, int) { <-gate }) // so that both come queued
-			done := make(chan struct{})
-			Tell(a, func(*Proc, int) { Tell(b, func(*Proc, int) { close(done) }) })
-			return waitIn(t, a, gate, done)
+			return holdThenWait(t, a, b, func() {})
 		}, true, true},
 		{"the holder's actor has more work that takes long", func(t *testing.T, a, b *Actor[int]) time.Duration {
-			gate := make(chan struct{})
-			Tell(a, func(*Proc, int) { <-gate })
-			done := make(chan struct{})
-			Tell(a, func(*Proc, int) { Tell(b, func(*Proc, int) { close(done) }) })
-			// A handler that computes for handKeep: in the bubble, a
-			// timer crisp cannot see, on the bubble's clock.
-			Tell(a, func(*Proc, int) { <-time.After(handKeep) })
-			return waitIn(t, a, gate, done)
+			return holdThenWait(t, a, b, func() {
+				// A handler that computes for handKeep: in the bubble, a
+				// timer crisp cannot see, on the bubble's clock.
+				Tell(a, func(*Proc, int) { <-time.After(handKeep) })
+			})
 		}, false, true},
 		{"the holder's actor has a backlog", func(t *testing.T, a, b *Actor[int]) time.Duration {
-			gate := make(chan struct{})
-			Tell(a, func(*Proc, int) { <-gate })
-			done := make(chan struct{})
-			Tell(a, func(*Proc, int) { Tell(b, func(*Proc, int) { close(done) }) })
-			for range maxKept { // b waits for these, and no more
-				Tell(a, func(*Proc, int) {})
-			}
-			return waitIn(t, a, gate, done)
+			return holdThenWait(t, a, b, func() {
+				for range maxKept { // b waits for these, and no more
+					Tell(a, func(*Proc, int) {})
+				}
+			})
 		}, false, false},
 		{"the handler sends it more", func(t *testing.T, a, b *Actor[int]) time.Duration {
 			return handlerWaits(t, a, func(done chan struct{}) {
@@ -281,6 +271,18 @@ func handlerWaits(t *testing.T, a *Actor[int], send func(done chan struct{})) ti
 	}).Get()
 	require.NoError(t, err)
 	return waited
+}
+
+// holdThenWait queues, behind a gate, a message of a that holds b back,
+// then what more queues, then (waitIn) a message that waits for b: it
+// returns how long that one waited.
+func holdThenWait(t *testing.T, a, b *Actor[int], more func()) time.Duration {
+	gate := make(chan struct{})
+	Tell(a, func(*Proc, int) { <-gate }) // so that all come queued
+	done := make(chan struct{})
+	Tell(a, func(*Proc, int) { Tell(b, func(*Proc, int) { close(done) }) })
+	more()
+	return waitIn(t, a, gate, done)
 }
 
 // waitIn opens gate and then, in a message to a queued behind the one
