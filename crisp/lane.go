@@ -133,8 +133,9 @@ type lane struct {
 
 // laneSeg is a segment of a lane: senders fill its slots in order, each
 // published by the lane's count pushed, and link the next segment when
-// it is full; the runner reads them in order. A segment the runner has read through
-// becomes the lane's spare, for the senders' next new segment. No slot
+// it is full; the runner reads them in order. A segment the runner has
+// read through becomes the lane's spare, for the senders' next new
+// segment, and the spare it replaces goes to segPool. No slot
 // is written twice while a segment is in use: senders and the runner
 // share no lock, and a sender never waits for the runner.
 type laneSeg struct {
@@ -158,9 +159,9 @@ type laneVal struct {
 }
 
 // laneSegSlots is the entries a segment holds: with its link and its
-// values' pointer, 2 KiB. A flood's backlog costs one allocation per
-// this many messages, and an empty lane keeps one segment and at most
-// one spare.
+// values' pointer, 2 KiB. A flood's backlog costs a segment per this
+// many messages (from segPool when it has one), and an empty lane keeps
+// one segment and at most one spare.
 const laneSegSlots = 127
 
 // laneSlot is one entry of a lane: a Tell's or a Send's handler, or a
@@ -266,7 +267,7 @@ func (l *lane) push(s laneSlot, v *laneVal) bool {
 	if l.tw == laneSegSlots {
 		n := l.spare.Swap(nil)
 		if n == nil {
-			n = new(laneSeg)
+			n = newSeg()
 		}
 		t.next.Store(n)
 		l.tail, l.tw, t = n, 0, n
@@ -298,7 +299,7 @@ func (l *lane) peek() (laneSlot, bool) {
 		h := l.head
 		l.head, l.r = h.next.Load(), 0
 		h.next.Store(nil)
-		l.spare.Store(h) // the senders' next new segment
+		l.spareSeg(h) // the senders' next new segment
 	}
 	return l.head.s[l.r], true
 }
@@ -661,5 +662,41 @@ func (a *core) failLane() {
 		if m.state.CompareAndSwap(stQueued, stStopped) {
 			a.fail(m.work(), ErrStopped)
 		}
+	}
+}
+
+// segPool holds segments read through (every slot taken and cleared,
+// no link) that their lanes had no room to keep (one spare each), for
+// any lane's next new segment; the collector empties it as it does any
+// sync.Pool. Without it, each segment of a flood's backlog beyond the
+// spare was fresh memory. On one processor, where a flood's sender runs
+// a whole time slice before its actor's runner does, and beside
+// CPU-bound goroutines, a slice's backlog is over a thousand segments:
+// at GOMAXPROCS=1, 23 ns of counting's 144 a message went to the one
+// store of push's that writes a slot, and 8% of the profile to zeroing
+// new segments (AMD EPYC, 2 vCPU, bench -cpuprofile; that the store's
+// time is page faults of fresh memory is inferred: bench gives memory
+// back to the OS before each run). With the pool (medians of
+// per-process medians, processes alternated; BENCHMARKS.md,
+// forty-eighth session): at GOMAXPROCS=1 counting took 111-120 ms
+// against 138-150 and fork-join 103-139 against 137-156; beside two
+// goroutines that never yield, fork-join 103 against 135 and counting
+// 186 against 193; quiet, in whole-process pairs, fork-join 0.81x the
+// time and counting 0.94x.
+var segPool sync.Pool
+
+// newSeg returns an empty segment, from segPool if it has one.
+func newSeg() *laneSeg {
+	if x := segPool.Get(); x != nil {
+		return x.(*laneSeg)
+	}
+	return new(laneSeg)
+}
+
+// spareSeg makes h, a segment just read through, the lane's spare, and
+// puts the spare it had, if any, in segPool. Called by the runner.
+func (l *lane) spareSeg(h *laneSeg) {
+	if old := l.spare.Swap(h); old != nil {
+		segPool.Put(old)
 	}
 }
