@@ -172,7 +172,9 @@
 // messages that arrive in order (no deadline, or the same relative
 // deadline) and O(log n) otherwise. An actor whose runner has once found
 // a flood of Tells waiting keeps a lane for messages that arrive in
-// deadline order (about 2.3 KB, 4.3 KB with a spare segment): a Tell
+// deadline order (about 2.3 KB, 4.3 KB with a spare segment; segments a
+// backlog needs beyond those come from, and go back to, a pool all lanes
+// share, which the collector empties): a Tell
 // without options, or with one Within, then queues 16 bytes there, under
 // a short lock the senders share, and its message is made by the runner
 // that runs it; a Send of a number or a pointer queues its value beside
