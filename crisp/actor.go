@@ -158,6 +158,10 @@ const (
 	vainCap   = 4  // the count's cap: a runner of the actor then lingers once in 16 times
 	vainBits  = vainMax << vainShift
 
+	earlyShift = 19 // flags>>earlyShift&earlyMax counts messages sent while the actor's runner had yet to run (core.noteEarly); cleared as the actor is let go
+	earlyMax   = 31 // the mask of that count, which stops at laneFlood
+	earlyBits  = earlyMax << earlyShift
+
 	shardShift = 24 // flags>>shardShift&shardMask is the parking shard
 	liveShift  = 28 // flags>>liveShift is the live shard
 	shardMask  = nShards - 1

@@ -16,7 +16,8 @@ import (
 // them were 55-75 MiB that every garbage collection marked again.
 // protoactor's mailbox is a ring of interface values, 16 bytes a
 // message. So an actor under EDF (the default policy) whose runner has
-// once found a flood in its intake (laneFlood, fFlood) is given a lane,
+// once found a flood in its intake, or whose senders have sent one
+// before its runner ran (laneFlood, fFlood, noteEarly), is given a lane,
 // a queue of slots in segments, and from then on a Tell to it without
 // options, or with one Within, queues only its handler there (a pointer
 // and the deadline's key, no message at all); a Call or CallNext with
@@ -225,7 +226,9 @@ func (s *System) atKey(k int64) time.Time { return s.epoch.Add(time.Duration(k))
 // messages wait, plain (pn) or in its policy's queue (queued), as the
 // intake is queued, the actor is marked (fFlood) until its runner lets
 // it go (on a busy machine, also after: see floodNoLinger), and its next
-// Tell without options or with one Within meanwhile makes the lane.
+// Tell without options or with one Within meanwhile makes the lane. So
+// is it once this many are sent while its runner has yet to run
+// (core.noteEarly).
 // (Counted among the plain messages alone, a flood that mixed in
 // messages with contexts made no lane: the first of them makes a list,
 // and every message after it joins the list.) Below it no lane

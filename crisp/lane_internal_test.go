@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -187,6 +188,56 @@ func TestAContextEndsAMessageInTheLane(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"before", "after"}, got)
 	assert.Empty(t, dead)
+}
+
+// A flood sent to an actor whose runner has yet to run (on one
+// processor, from a handler that goes on sending) is marked by its
+// senders once laneFlood messages wait, and the next Tell makes the
+// lane: the flood need not wait for its runner to find it. Fewer make no
+// lane, and every message runs, in order. With Within, as bench's
+// crisp+dl sends, the same.
+func TestSendersMarkAFloodBeforeItsRunnerRuns(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, c := range []struct {
+		name  string
+		n     int
+		opts  []SendOption
+		flood bool
+	}{
+		{"a flood", 3 * laneFlood, nil, true},
+		{"a flood with Within", 3 * laneFlood, []SendOption{Within(time.Hour)}, true},
+		{"fewer", laneFlood - 2, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sys := NewSystem()
+			defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
+			a := Spawn(sys, &[]string{})
+			producer := Spawn(sys, 0)
+			laneAt := -1
+			_, err := Call(producer, func(*Proc, int) (struct{}, error) {
+				for i := range c.n {
+					Tell(a, note(strconv.Itoa(i)), c.opts...)
+					if laneAt < 0 && a.core.lane.Load() != nil {
+						laneAt = i
+					}
+				}
+				return struct{}{}, nil
+			}).Get()
+			require.NoError(t, err)
+			got, err := Call(a, func(_ *Proc, r *[]string) ([]string, error) { return append([]string(nil), *r...), nil }).Get()
+			require.NoError(t, err)
+			require.Len(t, got, c.n)
+			for i, s := range got {
+				require.Equal(t, strconv.Itoa(i), s, "out of order")
+			}
+			if !c.flood {
+				assert.Equal(t, -1, laneAt, "a lane made for fewer than a flood")
+				return
+			}
+			assert.GreaterOrEqual(t, laneAt, laneFlood, "the lane made before a flood waited")
+			assert.LessOrEqual(t, laneAt, laneFlood+4, "the lane made late (-1: only once the runner ran)")
+		})
+	}
 }
 
 // A flood's backlog fills segments in order, and once it has run the

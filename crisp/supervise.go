@@ -362,7 +362,7 @@ func (t *pauseTarget) Expire(time.Time) {
 	}
 	lf.paused = false
 	if a.stopped() { // stop found the entry already taken: the actor is ours to let go
-		a.flags.And(^uint32(fActive | fHandling | fFlood))
+		a.flags.And(^uint32(fActive | fHandling | fFlood | earlyBits))
 		a.dropLive()
 		lf.ended()
 		a.mu.Unlock()
@@ -381,7 +381,7 @@ func (t *pauseTarget) Expire(time.Time) {
 func (a *core) unpause(lf *lifeState) {
 	if lf.paused && a.sys.wd.Cancel(&lf.pauseEntry) {
 		lf.paused = false
-		a.flags.And(^uint32(fActive | fHandling | fFlood))
+		a.flags.And(^uint32(fActive | fHandling | fFlood | earlyBits))
 	}
 }
 
