@@ -170,8 +170,9 @@
 // for an actor's lock: they push onto a lock-free
 // stack that the actor's runner sorts into its policy queue, in O(1) for
 // messages that arrive in order (no deadline, or the same relative
-// deadline) and O(log n) otherwise. An actor whose runner has once found
-// a flood of Tells waiting keeps a lane for messages that arrive in
+// deadline) and O(log n) otherwise. An actor that has once had a flood
+// of Tells waiting (16, found by its runner or counted by its senders
+// before the runner ran) keeps a lane for messages that arrive in
 // deadline order (about 2.3 KB, 4.3 KB with a spare segment; segments a
 // backlog needs beyond those come from, and go back to, a pool all lanes
 // share, which the collector empties): a Tell
