@@ -194,24 +194,27 @@ func TestAContextEndsAMessageInTheLane(t *testing.T) {
 // processor, from a handler that goes on sending) is marked by its
 // senders once laneFlood messages wait, and the next Tell makes the
 // lane: the flood need not wait for its runner to find it. Fewer make no
-// lane, and every message runs, in order. With Within, as bench's
-// crisp+dl sends, the same.
+// lane, nor does a flood to an actor that never has one (FIFO), and
+// every message runs, in order. With Within, as bench's crisp+dl sends,
+// the same.
 func TestSendersMarkAFloodBeforeItsRunnerRuns(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	for _, c := range []struct {
 		name  string
 		n     int
 		opts  []SendOption
+		aopts []ActorOption
 		flood bool
 	}{
-		{"a flood", 3 * laneFlood, nil, true},
-		{"a flood with Within", 3 * laneFlood, []SendOption{Within(time.Hour)}, true},
-		{"fewer", laneFlood - 2, nil, false},
+		{"a flood", 3 * laneFlood, nil, nil, true},
+		{"a flood with Within", 3 * laneFlood, []SendOption{Within(time.Hour)}, nil, true},
+		{"fewer", laneFlood - 2, nil, nil, false},
+		{"a flood to a FIFO actor, which has no lane", 3 * laneFlood, nil, []ActorOption{WithPolicy(policy.FIFO())}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sys := NewSystem()
 			defer func() { require.NoError(t, sys.Shutdown(context.Background())) }()
-			a := Spawn(sys, &[]string{})
+			a := Spawn(sys, &[]string{}, c.aopts...)
 			producer := Spawn(sys, 0)
 			laneAt := -1
 			_, err := Call(producer, func(*Proc, int) (struct{}, error) {
@@ -231,7 +234,7 @@ func TestSendersMarkAFloodBeforeItsRunnerRuns(t *testing.T) {
 				require.Equal(t, strconv.Itoa(i), s, "out of order")
 			}
 			if !c.flood {
-				assert.Equal(t, -1, laneAt, "a lane made for fewer than a flood")
+				assert.Equal(t, -1, laneAt, "a lane made")
 				return
 			}
 			assert.GreaterOrEqual(t, laneAt, laneFlood, "the lane made before a flood waited")

@@ -441,14 +441,12 @@ func (a *core) startPlain() {
 //
 //go:noinline
 func (a *core) noteEarly(f uint32) {
-	if a.lane.Load() != nil {
+	if a.lane.Load() != nil || !a.laneable() {
 		return
 	}
 	for f&fActive != 0 && f&fFlood == 0 {
 		if n := f >> earlyShift & earlyMax; n+1 >= laneFlood {
-			if a.laneable() {
-				a.flags.Or(fFlood)
-			}
+			a.flags.Or(fFlood)
 			return
 		}
 		if a.flags.CompareAndSwap(f, f+1<<earlyShift) {
