@@ -159,7 +159,7 @@ const (
 	vainBits  = vainMax << vainShift
 
 	earlyShift = 19 // flags>>earlyShift&earlyMax counts messages sent while the actor's runner had yet to run (core.noteEarly); cleared as the actor is let go
-	earlyMax   = 31 // the mask of that count, which stops at laneFlood
+	earlyMax   = 31 // the mask of that count, which stops below laneFlood
 	earlyBits  = earlyMax << earlyShift
 
 	shardShift = 24 // flags>>shardShift&shardMask is the parking shard
