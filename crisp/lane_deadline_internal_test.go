@@ -279,7 +279,7 @@ func TestLanesKeepEachSendersDeadlineOrder(t *testing.T) {
 			}()
 		}
 		sent.Wait()
-		if l := a.core.lane.Load(); l != nil && l.pushed.Load() > 0 {
+		if l := a.core.lane.Load(); l != nil && l.count() > 0 {
 			laned++
 		}
 		close(gate)

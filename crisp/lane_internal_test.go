@@ -94,7 +94,7 @@ func TestAFloodMakesTheLane(t *testing.T) {
 }
 
 // entries returns the entries l holds.
-func (l *lane) entries() int64 { return int64(l.pushed.Load() - l.popped.Load()) }
+func (l *lane) entries() int64 { return int64(l.count() - l.popped.Load()) }
 
 func note(s string) func(*Proc, *[]string) {
 	return func(_ *Proc, r *[]string) { *r = append(*r, s) }
@@ -254,12 +254,12 @@ func TestAnEmptyLaneKeepsOneSegment(t *testing.T) {
 	}
 	l := a.core.lane.Load()
 	require.EqualValues(t, n, l.entries())
-	l.mu.Lock()
+	w := l.lock()
 	segs := 1
 	for s := l.head; s != l.tail; s = s.next.Load() {
 		segs++
 	}
-	l.mu.Unlock()
+	l.unlock(w)
 	assert.Equal(t, 4, segs, "segments for %d entries", n)
 	open()
 	got, err := Call(a, func(_ *Proc, r *[]string) ([]string, error) { return append([]string(nil), *r...), nil }).Get()
@@ -270,8 +270,8 @@ func TestAnEmptyLaneKeepsOneSegment(t *testing.T) {
 	}
 	a.core.mu.Lock()
 	defer a.core.mu.Unlock()
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	w = l.lock()
+	defer l.unlock(w)
 	assert.Zero(t, l.entries())
 	assert.Same(t, l.head, l.tail, "the emptied lane keeps more than one segment")
 	assert.Nil(t, l.head.next.Load())

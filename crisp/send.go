@@ -594,7 +594,7 @@ func (a *core) intakePush(m *message) bool {
 	// queues those of them that do not come after m first (laneBefore).
 	m.seq = 0
 	if l := a.lane.Load(); l != nil {
-		m.seq = l.pushed.Load()
+		m.seq = l.count()
 	}
 	for {
 		h := a.intake.Load()
