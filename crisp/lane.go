@@ -53,8 +53,10 @@ import (
 // equal ones in arrival order. The lane holds its entries in that
 // order: an entry whose deadline comes before the last one's (no
 // deadline comes after every deadline) is refused while the lane holds
-// anything (lane.push) and goes to the intake, as does every message
-// with a context, keys, or options beyond one Within. The runner
+// anything (lane.push), unless its Within can be made of the later
+// clock reading of the last one's (lane.later), and goes to the intake,
+// as does every message with a context, keys, or options beyond one
+// Within. The runner
 // compares the lane's first entry with the first of what it has queued
 // (nextLaned, laneFirst; while its list holds work, the entry joins the
 // policy's queue to be compared there), and takes the lane's only if it
@@ -82,8 +84,11 @@ type lane struct {
 	tw   int32
 	// last is the order (laneSlot.order) of the entry pushed last: the
 	// lane holds its entries in EDF's order, so an entry that would go
-	// before it is refused while the lane holds anything.
-	last int64
+	// before it is refused while the lane holds anything, unless it can
+	// be given a later reading (later). lastSince is the clock reading
+	// (a key, System.since) of the last entry's Within, or -1.
+	last      int64
+	lastSince int64
 	// pushedDated is set once an entry with a deadline has been pushed:
 	// the senders' own record of dated (below), which each push of such
 	// an entry reads, in their own cache line: read from the runner's
@@ -256,26 +261,35 @@ func (a *core) laneable() bool {
 // Tells mk makes.
 func newLane(mk func(unsafe.Pointer, *tellMem) (*message, job), act unsafe.Pointer) *lane {
 	seg := new(laneSeg)
-	return &lane{tail: seg, head: seg, mk: mk, act: act}
+	return &lane{tail: seg, head: seg, lastSince: -1, mk: mk, act: act}
 }
 
 // push puts s at the lane's end, with v beside it if s is a Send's
 // (isVal), and reports true, unless s goes before the last entry in
 // EDF's order while the lane holds anything: then it reports false and
-// puts nothing. Called by senders. Nothing is allocated while a sender
-// holds the lane: the others spin for it (lock), and one that allocates
-// may be made to help the collector first. A new segment or values'
-// block is made between two holds.
-func (l *lane) push(s laneSlot, v *laneVal) bool {
+// puts nothing. If s's deadline is a Within's, since is the clock
+// reading it was made of (a key, System.since), else -1; push returns
+// the reading s was pushed with, which may be later (later). A
+// message's (isMsg) deadline key is then its entry's (message.dk).
+// Called by senders.
+//
+// Nothing is allocated while a sender holds the lane: the others spin
+// for it (lock), and one that allocates may be made to help the
+// collector first. A new segment or values' block is made between two
+// holds.
+func (l *lane) push(s laneSlot, v *laneVal, since int64) (int64, bool) {
 	o := s.order()
 	var seg *laneSeg                // made for a full tail, if the lane had no spare
 	var vals *[laneSegSlots]laneVal // made for a tail without values' block
 	for {
 		w := l.lock()
 		if o < l.last && w>>1 != l.popped.Load() {
-			l.unlock(w)
-			putSeg(seg)
-			return false
+			if !l.later(&s, &since) {
+				l.unlock(w)
+				putSeg(seg)
+				return since, false
+			}
+			o = s.key()
 		}
 		t := l.tail
 		if l.tw == laneSegSlots {
@@ -298,10 +312,13 @@ func (l *lane) push(s laneSlot, v *laneVal) bool {
 			}
 			t.v, vals = vals, nil
 		}
-		l.last = o
+		l.last, l.lastSince = o, since
 		if s.key() != 0 && !l.pushedDated {
 			l.pushedDated = true
 			l.dated.Store(true)
+		}
+		if since >= 0 && s.isMsg() {
+			(*message)(s.p).dk = s.key() // before the runner may see it
 		}
 		t.s[l.tw] = s
 		if v != nil {
@@ -310,8 +327,35 @@ func (l *lane) push(s laneSlot, v *laneVal) bool {
 		l.tw++
 		l.unlock(w + 2) // published: the runner may read the slot
 		putSeg(seg)
-		return true
+		return since, true
 	}
+}
+
+// later gives *s, an entry whose deadline is a Within's d after the
+// clock reading *since (a key) and comes before the lane's last entry's,
+// the deadline d after the reading of the last entry's Within instead,
+// and reports true, if that deadline comes no earlier than the last
+// entry's. That reading is then later than *since (d after it comes
+// after *s's deadline), and it was taken before the send of *s took the
+// lane: during the send. So a Within's deadline is still its send's
+// clock reading plus d, and a Tell whose sender's reading lost the race
+// to the lane to a later reading of another sender's, with a d no
+// longer than its own, goes into the lane all the same. Refused, it
+// went the slow way, through the intake: four senders of Tells with one
+// Within to one actor took 245-450 ns a message, 3.3-6 times as long as
+// without (BenchmarkOneWay; AMD EPYC; BENCHMARKS.md, forty-ninth
+// session). Called with the lane held.
+func (l *lane) later(s *laneSlot, since *int64) bool {
+	if *since < 0 || l.lastSince < 0 {
+		return false
+	}
+	k, ok := withinKey(l.lastSince, time.Duration(s.key()-*since))
+	if !ok || k < l.last {
+		return false
+	}
+	s.k = s.k&3 | k<<2
+	*since = l.lastSince
+	return true
 }
 
 // lock takes the senders' side of the lane and returns the word it held
@@ -471,7 +515,7 @@ func laneTellWithin[S any](a *Actor[S], l *lane, fn func(*Proc, S), opts []SendO
 		if l == nil {
 			l = c.makeLane(laneMaker(a), unsafe.Pointer(a))
 		}
-		if c.lanePush(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), k), nil) {
+		if k, since, ok := c.lanePushKeyed(l, handlerSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), k), nil, since); ok {
 			c.needWatchKey(k, since)
 			return
 		}
@@ -510,15 +554,29 @@ func (a *core) laneSend(l *lane, m *message) bool {
 // then refuses the message as usual) or if l refuses s for its deadline
 // (lane.push; the caller then sends it through the intake).
 func (a *core) lanePush(l *lane, s laneSlot, v *laneVal) bool {
-	if a.flags.Load()&(fStopped|fDraining) != 0 || !l.push(s, v) {
-		return false
+	_, _, ok := a.lanePushKeyed(l, s, v, -1)
+	return ok
+}
+
+// lanePushKeyed is lanePush for s, whose deadline, if it is a Within's,
+// is made of the clock reading since (a key), else since is -1. It
+// returns the deadline's key and reading s was pushed with: the lane may
+// give it a later reading (lane.later).
+func (a *core) lanePushKeyed(l *lane, s laneSlot, v *laneVal, since int64) (k, at int64, ok bool) {
+	if a.flags.Load()&(fStopped|fDraining) != 0 {
+		return 0, 0, false
 	}
-	if a.stopped() { // stopped meanwhile: Stop may have emptied the lane already
+	k0 := s.key()
+	if at, ok = l.push(s, v, since); !ok {
+		return 0, 0, false
+	}
+	k = k0 + (at - since) // the later reading's deadline, if later gave one
+	if a.stopped() {      // stopped meanwhile: Stop may have emptied the lane already
 		a.failLane()
-		return true
+		return k, at, true
 	}
 	a.start()
-	return true
+	return k, at, true
 }
 
 // nextLaned is next for an actor with a lane l: the intake queued, then

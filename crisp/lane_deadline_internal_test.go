@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/benbjohnson/clock"
 	"github.com/crisprt/crisp/deadline"
@@ -336,4 +337,115 @@ func TestAnEmptyLaneTakesAnyDeadline(t *testing.T) {
 	defer close(gate)
 	Tell(a, note("1h"), Within(time.Hour))
 	assert.EqualValues(t, 1, a.core.lane.Load().entries(), "an empty lane refused an entry")
+}
+
+// A Within whose clock reading lost the race to the lane to a later
+// reading of another sender's takes that later reading, which was taken
+// during its own send (after its reading, before its push), and joins
+// the lane behind it, if its own d is no shorter; a shorter one would
+// still come first and is refused, as is one behind an entry without a
+// Within. A message's deadline key follows its entry's.
+func TestAWithinThatLostTheRaceToTheLaneTakesTheLaterReading(t *testing.T) {
+	const d = int64(time.Hour)
+	fn := unsafe.Pointer(new(int)) // never run
+	key := func(l *lane, i int) int64 { return l.head.s[i].key() }
+	l := newLane(nil, nil)
+	s1, s2 := int64(1000), int64(2000) // s1 read first, s2 pushed first
+	at, ok := l.push(handlerSlot(fn, s2+d), nil, s2)
+	require.True(t, ok)
+	assert.Equal(t, s2, at)
+
+	at, ok = l.push(handlerSlot(fn, s1+d), nil, s1)
+	require.True(t, ok, "the same d, read earlier")
+	assert.Equal(t, s2, at, "the reading it was pushed with")
+	assert.Equal(t, s2+d, key(l, 1))
+
+	_, ok = l.push(handlerSlot(fn, s1+d/2), nil, s1)
+	assert.False(t, ok, "a shorter d, read earlier: its deadline comes first")
+
+	m := &message{dk: s1 + 2*d}
+	at, ok = l.push(messageSlot(m, s1+2*d), nil, s1)
+	require.True(t, ok, "a longer d, read earlier, comes after as it is")
+	assert.Equal(t, s1, at)
+	assert.Equal(t, s1+2*d, m.dk)
+
+	s0 := s1 - 500
+	m = &message{dk: s0 + 2*d}
+	at, ok = l.push(messageSlot(m, s0+2*d), nil, s0)
+	require.True(t, ok, "the same d as the last, read earlier")
+	assert.Equal(t, s1, at)
+	assert.Equal(t, s1+2*d, m.dk, "the message's key is its entry's")
+	assert.Equal(t, s1+2*d, key(l, 3))
+
+	s3 := s1 + d + 10 // s3+d comes after the last, s1+2d
+	_, ok = l.push(handlerSlot(fn, s3+d), nil, s3)
+	require.True(t, ok)
+	_, ok = l.push(handlerSlot(fn, 0), nil, -1)
+	require.True(t, ok, "no deadline comes last")
+	_, ok = l.push(handlerSlot(fn, s3+d), nil, s3)
+	assert.False(t, ok, "behind an entry without a Within: no reading to take")
+	assert.EqualValues(t, 6, l.entries())
+}
+
+// Senders on several goroutines Tell one actor with the same Within on
+// the real clock: every Tell joins the lane, whichever sender's reading
+// reached it first, and each runs with a deadline of a clock reading
+// taken during its send plus d, in EDF's order, each sender's in the
+// order sent. Before, a reading that lost the race to the lane sent its
+// Tell the slow way, through the intake.
+func TestWithinsOfManySendersAllJoinTheLane(t *testing.T) {
+	const (
+		senders = 4
+		each    = 500
+		d       = time.Hour
+	)
+	type sent struct{ from, to time.Time }
+	type ran struct {
+		sender, seq int
+		dl          time.Time
+	}
+	a, open := heldActor(t)
+	var (
+		mu   sync.Mutex
+		runs []ran
+	)
+	spans := make([][]sent, senders)
+	var wg sync.WaitGroup
+	for s := range senders {
+		spans[s] = make([]sent, each)
+		wg.Go(func() {
+			for i := range each {
+				from := time.Now()
+				Tell(a, func(p *Proc, _ *[]string) {
+					mu.Lock()
+					runs = append(runs, ran{s, i, p.Deadline()})
+					mu.Unlock()
+				}, Within(d))
+				spans[s][i] = sent{from, time.Now()}
+			}
+		})
+	}
+	wg.Wait()
+	l := a.core.lane.Load()
+	require.NotNil(t, l)
+	assert.EqualValues(t, senders*each, l.entries(), "Tells that went through the intake")
+	open()
+	ranInOrder(t, a)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, runs, senders*each)
+	last := make([]int, senders)
+	for i := range last {
+		last[i] = -1
+	}
+	for i, r := range runs {
+		sp := spans[r.sender][r.seq]
+		assert.False(t, r.dl.Before(sp.from.Add(d)) || r.dl.After(sp.to.Add(d)),
+			"sender %d's Tell %d: deadline %v not d after a reading during its send [%v, %v]", r.sender, r.seq, r.dl, sp.from, sp.to)
+		if i > 0 {
+			require.False(t, r.dl.Before(runs[i-1].dl), "run %d: out of EDF's order", i)
+		}
+		require.Greater(t, r.seq, last[r.sender], "sender %d's Tells ran out of order", r.sender)
+		last[r.sender] = r.seq
+	}
 }

@@ -298,9 +298,11 @@ func (a *core) sendKeyed(m *message, k, since int64, l *lane) {
 		a.refuseStopped(m)
 		return
 	}
-	if l != nil && a.lanePush(l, messageSlot(m, k), nil) {
-		a.needWatchKey(k, since)
-		return
+	if l != nil {
+		if k, since, ok := a.lanePushKeyed(l, messageSlot(m, k), nil, since); ok {
+			a.needWatchKey(k, since)
+			return
+		}
 	}
 	// A deadline at least handFar away on the real clock cannot be
 	// missed for a hand-off's hold (handoff.go): such a message may hand

@@ -117,13 +117,14 @@ func laneSend[S, V any](a *Actor[S], fn func(*Proc, S, V), v V, d time.Duration)
 	}
 	lv := laneVal{k: valueKind[S, V]{}}
 	lv.p, lv.w = encode(way, v)
-	if !c.lanePush(l, valueSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), k), &lv) {
-		return false
+	if k == 0 {
+		return c.lanePush(l, valueSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), 0), &lv)
 	}
-	if k != 0 {
+	k, since, ok := c.lanePushKeyed(l, valueSlot(*(*unsafe.Pointer)(unsafe.Pointer(&fn)), k), &lv, since)
+	if ok {
 		c.needWatchKey(k, since)
 	}
-	return true
+	return ok
 }
 
 // How a Send's value of a type is held in its message (sendTell) and a
