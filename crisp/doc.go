@@ -175,11 +175,16 @@
 // before the runner ran) keeps a lane for messages that arrive in
 // deadline order (about 2.3 KB, 4.3 KB with a spare segment; segments a
 // backlog needs beyond those come from, and go back to, a pool all lanes
-// share, which the collector empties): a Tell
-// without options, or with one Within, then queues 16 bytes there, under
-// a short lock the senders share, and its message is made by the runner
-// that runs it; a Send of a number or a pointer queues its value beside
-// it (32 bytes more, in a block the lane's segment makes once), and
-// allocates nothing. The watchdog holds one entry per busy actor, not one per
-// message.
+// share, which the collector empties): a Tell without options, or with
+// one Within, then queues 16 bytes there, under a short lock the senders
+// share (one compare-and-swap, and one store that also publishes the
+// entry), and its message is made by the runner that runs it. A Send of
+// a number or a pointer queues its value beside it (32 bytes more, in a
+// block the lane's segment makes once), and allocates nothing. The lane
+// holds its entries in deadline order: a Within whose clock reading lost
+// the race to the lane to another sender's later reading takes that
+// later one (it was taken during its own send) with its own duration,
+// when the deadline so made is no earlier than the last entry's; one
+// that would still come before it goes through the intake. The watchdog
+// holds one entry per busy actor, not one per message.
 package crisp
