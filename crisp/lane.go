@@ -56,7 +56,8 @@ import (
 // anything (lane.push), unless its Within can be made of the later
 // clock reading of the last one's (lane.later), and goes to the intake,
 // as does every message with a context, keys, or options beyond one
-// Within. The runner
+// Within, and one whose sender found the lane held by another while it
+// held few entries (lockFew). The runner
 // compares the lane's first entry with the first of what it has queued
 // (nextLaned, laneFirst; while its list holds work, the entry joins the
 // policy's queue to be compared there), and takes the lane's only if it
@@ -266,8 +267,10 @@ func newLane(mk func(unsafe.Pointer, *tellMem) (*message, job), act unsafe.Point
 
 // push puts s at the lane's end, with v beside it if s is a Send's
 // (isVal), and reports true, unless s goes before the last entry in
-// EDF's order while the lane holds anything: then it reports false and
-// puts nothing. If s's deadline is a Within's, since is the clock
+// EDF's order while the lane holds anything, or another sender holds
+// the lane while it holds few entries (lockFew): then it reports false
+// and puts nothing, and the caller sends s's message through the
+// intake. If s's deadline is a Within's, since is the clock
 // reading it was made of (a key, System.since), else -1; push returns
 // the reading s was pushed with, which may be later (later). A
 // message's (isMsg) deadline key is then its entry's (message.dk).
@@ -281,8 +284,16 @@ func (l *lane) push(s laneSlot, v *laneVal, since int64) (int64, bool) {
 	o := s.order()
 	var seg *laneSeg                // made for a full tail, if the lane had no spare
 	var vals *[laneSegSlots]laneVal // made for a tail without values' block
-	for {
-		w := l.lock()
+	for first := true; ; first = false {
+		var w uint64
+		if first {
+			var ok bool
+			if w, ok = l.lockFew(); !ok {
+				return since, false
+			}
+		} else {
+			w = l.lock() // having made seg or vals, it waits for the lane
+		}
 		if o < l.last && w>>1 != l.popped.Load() {
 			if !l.later(&s, &since) {
 				l.unlock(w)
@@ -381,6 +392,32 @@ func (l *lane) unlock(w uint64) { l.pushed.Store(w) }
 // laneSpins is how many times a sender looks for the lane's lock before
 // it yields between looks.
 const laneSpins = 32
+
+// lockFew is lock, unless another sender holds the lane while it holds
+// fewer than laneFew entries: then it reports false, and the push goes
+// through the intake instead, as one refused for its order does. Many
+// senders each sending a message at a time to a receiver that keeps up
+// met at its lane: a spinning sender's looks took pushed from the
+// holder's cache, the holder's store letting go then missed it, and
+// the runner, caught up, reads the same word at every message. A
+// hundred chameneos sending to one mall spent 330 ms of the pushes' 470
+// there (CPU profile, 8 runs), and with the intake instead chameneos took
+// about 0.6x the CPU and 0.8x the time (whole processes; AMD EPYC;
+// BENCHMARKS.md, forty-ninth session). A flood from several senders,
+// with a backlog, still waits for the lane: there the intake would be a
+// message allocated and sorted for every Tell (four senders: 241-377 ns
+// a Tell against 70-77 through the lane, had every push that met
+// another's gone to the intake). One sender never finds its lane held.
+func (l *lane) lockFew() (uint64, bool) {
+	if w := l.pushed.Load(); w&1 != 0 && w>>1-l.popped.Load() < laneFew {
+		return 0, false
+	}
+	return l.lock(), true
+}
+
+// laneFew is the backlog below which a push that finds the lane held
+// goes through the intake (lockFew): a segment's worth.
+const laneFew = laneSegSlots
 
 // count returns the count of entries pushed, ever.
 func (l *lane) count() uint64 { return l.pushed.Load() >> 1 }
@@ -502,7 +539,8 @@ func laneTell[S any](a *Actor[S], l *lane, fn func(*Proc, S)) bool {
 // laneTellWithin sends fn, a Tell whose one option is Within
 // (withinOnly), through a's lane l, or through a lane it makes if l is
 // nil and a's runner has found a flood (fFlood), if its deadline comes
-// no earlier than the lane's last entry's; else, or if a lane cannot
+// no earlier than the lane's last entry's and the lane takes it
+// (lane.push); else, or if a lane cannot
 // hold its deadline (withinKey), it sends it as a message with opts, as
 // any Tell with one Within. Its clock reading stays a key (System.since)
 // unless the watchdog needs a time: a deadline's times, made from a
@@ -551,8 +589,9 @@ func (a *core) laneSend(l *lane, m *message) bool {
 // lanePush puts s in l, a's lane, with v beside it if s is a Send's
 // (lane.push), and makes sure a runner holds a. It
 // reports false, having put nothing, if a stopped or drains (the caller
-// then refuses the message as usual) or if l refuses s for its deadline
-// (lane.push; the caller then sends it through the intake).
+// then refuses the message as usual) or if l refuses s, for its deadline
+// or while another sender holds it (lane.push; the caller then sends it
+// through the intake).
 func (a *core) lanePush(l *lane, s laneSlot, v *laneVal) bool {
 	_, _, ok := a.lanePushKeyed(l, s, v, -1)
 	return ok

@@ -392,7 +392,9 @@ func TestAWithinThatLostTheRaceToTheLaneTakesTheLaterReading(t *testing.T) {
 // reached it first, and each runs with a deadline of a clock reading
 // taken during its send plus d, in EDF's order, each sender's in the
 // order sent. Before, a reading that lost the race to the lane sent its
-// Tell the slow way, through the intake.
+// Tell the slow way, through the intake. The lane holds laneFew entries
+// first, sent from the test's goroutine, so that a sender that finds it
+// held waits for it (lockFew).
 func TestWithinsOfManySendersAllJoinTheLane(t *testing.T) {
 	const (
 		senders = 4
@@ -409,32 +411,35 @@ func TestWithinsOfManySendersAllJoinTheLane(t *testing.T) {
 		mu   sync.Mutex
 		runs []ran
 	)
-	spans := make([][]sent, senders)
+	spans := make([][]sent, senders+1)
+	send := func(s, n int) {
+		spans[s] = make([]sent, n)
+		for i := range n {
+			from := time.Now()
+			Tell(a, func(p *Proc, _ *[]string) {
+				mu.Lock()
+				runs = append(runs, ran{s, i, p.Deadline()})
+				mu.Unlock()
+			}, Within(d))
+			spans[s][i] = sent{from, time.Now()}
+		}
+	}
+	send(senders, laneFew) // the backlog, from sender number senders
 	var wg sync.WaitGroup
 	for s := range senders {
-		spans[s] = make([]sent, each)
-		wg.Go(func() {
-			for i := range each {
-				from := time.Now()
-				Tell(a, func(p *Proc, _ *[]string) {
-					mu.Lock()
-					runs = append(runs, ran{s, i, p.Deadline()})
-					mu.Unlock()
-				}, Within(d))
-				spans[s][i] = sent{from, time.Now()}
-			}
-		})
+		wg.Go(func() { send(s, each) })
 	}
 	wg.Wait()
+	total := senders*each + laneFew
 	l := a.core.lane.Load()
 	require.NotNil(t, l)
-	assert.EqualValues(t, senders*each, l.entries(), "Tells that went through the intake")
+	assert.EqualValues(t, total, l.entries(), "Tells that went through the intake")
 	open()
 	ranInOrder(t, a)
 	mu.Lock()
 	defer mu.Unlock()
-	require.Len(t, runs, senders*each)
-	last := make([]int, senders)
+	require.Len(t, runs, total)
+	last := make([]int, senders+1)
 	for i := range last {
 		last[i] = -1
 	}

@@ -574,3 +574,29 @@ func keptTell(t *testing.T, a *Actor[*[]string], msg string) *tellMem {
 	require.NotNil(t, kept, msg)
 	return kept
 }
+
+// A Tell that finds the lane held by another sender while it holds
+// fewer than laneFew entries goes through the intake (lockFew) rather
+// than wait, and its sender's Tells still run in the order sent: the
+// one before it from the lane, the one after it to the lane again.
+// (With a backlog of laneFew a sender waits for the lane instead: see
+// TestWithinsOfManySendersAllJoinTheLane.)
+func TestATellThatMeetsAnotherSendersHoldOnAShortLaneTakesTheIntake(t *testing.T) {
+	a, open := heldActor(t)
+	Tell(a, note("a"))
+	l := a.core.lane.Load()
+	require.NotNil(t, l)
+	require.EqualValues(t, 1, l.count())
+
+	w := l.lock() // another sender's hold
+	Tell(a, note("b"))
+	Send(a, noteValue, 1)
+	assert.EqualValues(t, 1, l.count(), "a Tell or Send joined a held lane")
+	l.unlock(w)
+
+	Tell(a, note("c"))
+	Send(a, noteValue, 2)
+	assert.EqualValues(t, 3, l.count(), "the lane let go: the next Tell and Send join it")
+	open()
+	assert.Equal(t, []string{"a", "b", "1", "c", "2"}, ranInOrder(t, a))
+}

@@ -94,7 +94,8 @@ func sendOther[S, V any](a *Actor[S], fn func(*Proc, S, V), v V, opts []SendOpti
 // laneSend sends fn and v, a Send with no option (d == 0) or one
 // Within(d) (withinOnly, d > 0), through a's lane, or through a lane it makes if a has none (its
 // runner has found a flood), and reports whether it did: not if the
-// lane cannot hold the deadline (withinKey) or refuses it (lane.push),
+// lane cannot hold the deadline (withinKey) or refuses it (lane.push:
+// for its order, or held by another sender),
 // or a has stopped, nor if v's type rides in no lane (wayNone); the
 // caller then sends it as a message.
 func laneSend[S, V any](a *Actor[S], fn func(*Proc, S, V), v V, d time.Duration) bool {
