@@ -409,7 +409,11 @@ const laneSpins = 32
 // a Tell against 70-77 through the lane, had every push that met
 // another's gone to the intake). One sender never finds its lane held.
 func (l *lane) lockFew() (uint64, bool) {
-	if w := l.pushed.Load(); w&1 != 0 && w>>1-l.popped.Load() < laneFew {
+	w := l.pushed.Load()
+	if w&1 == 0 && l.pushed.CompareAndSwap(w, w|1) {
+		return w, true
+	}
+	if w&1 != 0 && w>>1-l.popped.Load() < laneFew {
 		return 0, false
 	}
 	return l.lock(), true
