@@ -178,7 +178,9 @@
 // share, which the collector empties): a Tell without options, or with
 // one Within, then queues 16 bytes there, under a short lock the senders
 // share (one compare-and-swap, and one store that also publishes the
-// entry), and its message is made by the runner that runs it. A Send of
+// entry; a sender that finds another's hold on a lane holding fewer
+// than 127 entries goes through the intake instead), and its message is
+// made by the runner that runs it. A Send of
 // a number or a pointer queues its value beside it (32 bytes more, in a
 // block the lane's segment makes once), and allocates nothing. The lane
 // holds its entries in deadline order: a Within whose clock reading lost
