@@ -401,9 +401,9 @@ const laneSpins = 32
 // holder's cache, the holder's store letting go then missed it, and
 // the runner, caught up, reads the same word at every message. A
 // hundred chameneos sending to one mall spent 330 ms of the pushes' 470
-// there (CPU profile, 8 runs), and with the intake instead chameneos took
-// about 0.6x the CPU and 0.8x the time (whole processes; AMD EPYC;
-// BENCHMARKS.md, forty-ninth session). A flood from several senders,
+// there (CPU profile, 8 runs); with the intake instead chameneos took
+// 0.50x the CPU and 0.72x the time (whole processes, 10 pairs; AMD
+// EPYC; BENCHMARKS.md, forty-ninth session). A flood from several senders,
 // with a backlog, still waits for the lane: there the intake would be a
 // message allocated and sorted for every Tell (four senders: 241-377 ns
 // a Tell against 70-77 through the lane, had every push that met
