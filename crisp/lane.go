@@ -276,24 +276,20 @@ func newLane(mk func(unsafe.Pointer, *tellMem) (*message, job), act unsafe.Point
 // message's (isMsg) deadline key is then its entry's (message.dk).
 // Called by senders.
 //
-// Nothing is allocated while a sender holds the lane: the others spin
-// for it (lock), and one that allocates may be made to help the
-// collector first. A new segment or values' block is made between two
-// holds.
+// Nothing is allocated while a sender holds the lane: the others wait
+// for it (lockFew, lock), and one that allocates may be made to help
+// the collector first. A new segment or values' block is made between
+// two holds; having made it, the sender waits for the lane (lock)
+// rather than go to the intake and waste it.
 func (l *lane) push(s laneSlot, v *laneVal, since int64) (int64, bool) {
 	o := s.order()
 	var seg *laneSeg                // made for a full tail, if the lane had no spare
 	var vals *[laneSegSlots]laneVal // made for a tail without values' block
-	for first := true; ; first = false {
-		var w uint64
-		if first {
-			var ok bool
-			if w, ok = l.lockFew(); !ok {
-				return since, false
-			}
-		} else {
-			w = l.lock() // having made seg or vals, it waits for the lane
-		}
+	w, ok := l.lockFew()
+	if !ok {
+		return since, false
+	}
+	for {
 		if o < l.last && w>>1 != l.popped.Load() {
 			if !l.later(&s, &since) {
 				l.unlock(w)
@@ -309,6 +305,7 @@ func (l *lane) push(s laneSlot, v *laneVal, since int64) (int64, bool) {
 				if n, seg = seg, nil; n == nil {
 					l.unlock(w)
 					seg = newSeg()
+					w = l.lock() // having made it, it waits for the lane
 					continue
 				}
 			}
@@ -319,6 +316,7 @@ func (l *lane) push(s laneSlot, v *laneVal, since int64) (int64, bool) {
 			if vals == nil {
 				l.unlock(w)
 				vals = new([laneSegSlots]laneVal)
+				w = l.lock()
 				continue
 			}
 			t.v, vals = vals, nil
