@@ -178,17 +178,17 @@
 // share, which the collector empties): a Tell without options, or with
 // one Within, then queues 16 bytes there, under a short lock the senders
 // share (one compare-and-swap, and one store that also publishes the
-// entry; a sender that finds another's hold on a lane holding fewer
-// than 127 entries goes through the intake instead), and its message is
-// made by the runner that runs it. A Send of
-// a number or a pointer queues its value beside it (32 bytes more, in a
-// block the lane's segment makes once), and allocates nothing. The lane
-// holds its entries in deadline order: a Within whose clock reading lost
-// the race to the lane to another sender's later reading takes that
-// later one (it was taken during its own send) with its own duration,
-// when the deadline so made is no earlier than the last entry's; one
-// that would still come before it goes through the intake. The watchdog
-// holds one entry per busy actor, not one per message.
+// entry; a sender that finds another's hold on a lane holding fewer than
+// 127 entries goes through the intake instead), and its message is made
+// by the runner that runs it. A Send of a number or a pointer queues its
+// value beside it (32 bytes more, in a block the lane's segment makes
+// once), and allocates nothing. The lane holds its entries in deadline
+// order: a Within whose clock reading lost the race to the lane to
+// another sender's later reading takes that later one (it was taken
+// during its own send) with its own duration, when the deadline so made
+// is no earlier than the last entry's; one that would still come before
+// it goes through the intake. The watchdog holds one entry per busy
+// actor, not one per message.
 //
 // What to expect of the choices a handler makes (same VM, BENCHMARKS.md,
 // fiftieth session). A deadline's cost is mostly its clock reading,
@@ -198,13 +198,14 @@
 // suspended in [Await] is a goroutine of its own, so a burst of
 // suspensions costs a goroutine's start and a fresh stack each (the
 // runtime frees the stacks of ended goroutines at each collection): a
-// bank whose transfers each await a credit took about 3.3 times as
-// long as the same bank written with Tell continuations. A [Then] parks no goroutine but allocates its
-// continuation, as the Call it waits for allocates its message: with a
-// small live heap the collector then runs often, and took about 40% of
-// the time of a Then-heavy benchmark (ABS Listing 1 at 2,500 calls).
-// Beside goroutines that compute without blocking, a runner that never
-// waits is preempted every 10-20 ms like them and gets its share of a
-// processor; two goroutines handing work to each other over channels
-// were never preempted in the same setting, and got more.
+// bank whose transfers each await a credit took about 3.3 times as long
+// as the same bank written with Tell continuations. A [Then] parks no
+// goroutine but allocates its continuation, as the Call it waits for
+// allocates its message: with a small live heap the collector then runs
+// often, and took about 40% of the time of a Then-heavy benchmark (ABS
+// Listing 1 at 2,500 calls). Beside goroutines that compute without
+// blocking, a runner that never waits is preempted every 10-20 ms like
+// them and gets its share of a processor; two goroutines handing work to
+// each other over channels were never preempted in the same setting, and
+// got more.
 package crisp
